@@ -1,0 +1,4 @@
+#ifndef CLIBVLC_SHIM_H
+#define CLIBVLC_SHIM_H
+#include <vlc/vlc.h>
+#endif
