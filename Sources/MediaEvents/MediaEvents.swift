@@ -1,0 +1,1 @@
+// The MediaEvents library: see README.md.
