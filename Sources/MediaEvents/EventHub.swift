@@ -1,0 +1,202 @@
+import Synchronization
+
+/// Receives the events of one source: a closure subscription or an event stream.
+protocol EventSink<Event>: AnyObject, Sendable {
+    associatedtype Event: VLCEvent
+    var mask: KindMask { get }
+    /// Called for each event whose kind is in `mask`, in libvlc's order, outside every lock.
+    func receive(_ event: Event)
+    /// Called once when the source is torn down, unless the sink was cancelled first.
+    func finish()
+}
+
+/// The subscribers of one event source.
+///
+/// All state is one struct behind one lock; publishing takes a snapshot of the sinks under
+/// the lock and calls them after unlocking, so user code never runs with the lock held and
+/// may subscribe or cancel from inside a delivery.
+public final class EventHub<Event: VLCEvent>: Sendable {
+    private struct State {
+        var sinks: [any EventSink<Event>] = []
+        var finished = false
+        /// The native listeners, attached when the first sink arrives.
+        var table: NativeEventTable?
+    }
+
+    private let state = Mutex(State())
+
+    init() {}
+
+    /// Installs the native listeners of the source; called once, at the end of its `init`.
+    func bind(_ table: NativeEventTable) {
+        state.withLock { $0.table = table }
+    }
+
+    /// Adds `sink`; returns `false` (and does not add it) once the source has been torn down.
+    func add(_ sink: any EventSink<Event>) -> Bool {
+        // Attached outside the lock: libvlc may wait for a running callback, and a callback
+        // publishing to this hub takes the lock.
+        state.withLock { $0.table }?.attachIfNeeded()
+        return state.withLock { state in
+            if state.finished { return false }
+            state.sinks.append(sink)
+            return true
+        }
+    }
+
+    func remove(_ sink: any EventSink<Event>) {
+        state.withLock { state in
+            state.sinks.removeAll { $0 === sink }
+        }
+    }
+
+    var sinkCount: Int { state.withLock { $0.sinks.count } }
+
+    func publish(_ event: Event) {
+        let sinks = state.withLock { $0.sinks }
+        for sink in sinks where sink.mask.contains(event.kind) {
+            sink.receive(event)
+        }
+    }
+
+    /// Ends every sink exactly once; called from the source's `deinit`. Returns the native
+    /// listeners, which the source detaches on one of its queues.
+    func finish() -> NativeEventTable? {
+        let (sinks, table) = state.withLock { state in
+            state.finished = true
+            defer {
+                state.sinks = []
+                state.table = nil
+            }
+            return (state.sinks, state.table)
+        }
+        for sink in sinks { sink.finish() }
+        return table
+    }
+}
+
+/// A closure subscription: the state machine is one atomic byte, so "cancelled" and
+/// "finished" are exclusive transitions and the completion can run at most once.
+final class ClosureSink<Event: VLCEvent>: EventSink {
+    private static var active: UInt8 { 0 }
+    private static var cancelled: UInt8 { 1 }
+    private static var finished: UInt8 { 2 }
+
+    let mask: KindMask
+    private let handler: @Sendable (Event) -> Void
+    private let completion: (@Sendable () -> Void)?
+    private let state = Atomic<UInt8>(0)
+
+    init(mask: KindMask, handler: @escaping @Sendable (Event) -> Void,
+         completion: (@Sendable () -> Void)?) {
+        self.mask = mask
+        self.handler = handler
+        self.completion = completion
+    }
+
+    var isActive: Bool { state.load(ordering: .acquiring) == Self.active }
+
+    func receive(_ event: Event) {
+        if isActive { handler(event) }
+    }
+
+    func finish() {
+        if state.compareExchange(expected: Self.active, desired: Self.finished,
+                                 ordering: .acquiringAndReleasing).exchanged {
+            completion?()
+        }
+    }
+
+    /// Returns `true` for the one call that moved the sink from active to cancelled.
+    func cancel() -> Bool {
+        state.compareExchange(expected: Self.active, desired: Self.cancelled,
+                              ordering: .acquiringAndReleasing).exchanged
+    }
+}
+
+/// A token for a subscription made with `observe`. Keep it for as long as you want events:
+/// the subscription is cancelled when the token is deinitialized.
+public final class EventSubscription: Sendable {
+    private let cancellation: Mutex<(@Sendable () -> Void)?>
+    private let activeCheck: @Sendable () -> Bool
+
+    init(cancel: @escaping @Sendable () -> Void, isActive: @escaping @Sendable () -> Bool) {
+        cancellation = Mutex(cancel)
+        activeCheck = isActive
+    }
+
+    /// Whether events are still delivered: `false` after `cancel()` or once the source was
+    /// torn down.
+    public var isActive: Bool { activeCheck() }
+
+    /// Stops deliveries. Thread-safe and idempotent; callable from inside the handler.
+    ///
+    /// Once `cancel()` has returned no new delivery to the handler begins; one that already
+    /// began on another thread may still finish. The completion closure is never called after
+    /// `cancel()`.
+    public func cancel() {
+        let action = cancellation.withLock { action in
+            defer { action = nil }
+            return action
+        }
+        action?()
+    }
+
+    deinit { cancel() }
+}
+
+extension EventHub {
+    func subscribe(
+        _ kinds: [Event.Kind],
+        onCompletion: (@Sendable () -> Void)?,
+        handler: @escaping @Sendable (Event) -> Void
+    ) -> EventSubscription {
+        let sink = ClosureSink(mask: KindMask(kinds), handler: handler, completion: onCompletion)
+        if !add(sink) {
+            sink.finish()
+        }
+        return EventSubscription(
+            cancel: { [weak self] in
+                if sink.cancel() { self?.remove(sink) }
+            },
+            isActive: { sink.isActive }
+        )
+    }
+}
+
+/// An object that sends libvlc events: a player, a media, a media list …
+public protocol VLCEventSource: AnyObject, Sendable {
+    associatedtype Event: VLCEvent
+    /// The subscribers of this object (an implementation detail of `observe` and `events`).
+    var eventHub: EventHub<Event> { get }
+}
+
+extension VLCEventSource {
+    /// Calls `handler` for each event of the given kinds (all kinds when none are given),
+    /// as the object's `EventsConfiguring` says, until the returned token is cancelled or
+    /// deinitialized.
+    ///
+    /// - Parameters:
+    ///   - kinds: the kinds to deliver; none means every kind.
+    ///   - onCompletion: called exactly once when the object is torn down, unless the
+    ///     subscription was cancelled first.
+    ///   - handler: runs outside every MediaEvents lock. It may call any method of the
+    ///     object (control calls are queued), subscribe, cancel, or drop the last reference.
+    ///     Capture the object weakly: the object keeps its subscriptions alive.
+    public func observe(
+        _ kinds: Event.Kind...,
+        onCompletion: (@Sendable () -> Void)? = nil,
+        handler: @escaping @Sendable (Event) -> Void
+    ) -> EventSubscription {
+        eventHub.subscribe(kinds, onCompletion: onCompletion, handler: handler)
+    }
+
+    /// The same as `observe(_:onCompletion:handler:)` with the kinds as an array.
+    public func observe(
+        kinds: [Event.Kind],
+        onCompletion: (@Sendable () -> Void)? = nil,
+        handler: @escaping @Sendable (Event) -> Void
+    ) -> EventSubscription {
+        eventHub.subscribe(kinds, onCompletion: onCompletion, handler: handler)
+    }
+}

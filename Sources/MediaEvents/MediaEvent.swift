@@ -1,0 +1,71 @@
+import CLibVLC
+
+/// An event of a `VLCMedia`.
+public enum MediaEvent: VLCEvent {
+    /// A metadata value changed (`MediaMetaChanged`).
+    case metaChanged(MetaKey)
+    /// A sub-item was added, for example an entry of a playlist being parsed (`MediaSubItemAdded`).
+    case subItemAdded(VLCMedia)
+    /// The duration became known or changed, in milliseconds (`MediaDurationChanged`).
+    case durationChanged(milliseconds: Int64)
+    /// Parsing ended or its status changed (`MediaParsedChanged`).
+    case parsedChanged(ParsedStatus)
+    /// libvlc freed the media (`MediaFreed`); never sent while a `VLCMedia` holds it.
+    case freed
+    /// The media's state changed (`MediaStateChanged`).
+    case stateChanged(PlaybackState)
+    /// The tree of sub-items was added (`MediaSubItemTreeAdded`).
+    case subItemTreeAdded(VLCMedia)
+
+    /// The kinds of media events.
+    public enum Kind: Int, VLCEventKind {
+        case metaChanged, subItemAdded, durationChanged, parsedChanged, freed, stateChanged,
+             subItemTreeAdded
+
+        public var nativeType: Int32 { Int32(rawValue) }
+        public var index: Int { rawValue }
+    }
+
+    public var kind: Kind {
+        switch self {
+        case .metaChanged: .metaChanged
+        case .subItemAdded: .subItemAdded
+        case .durationChanged: .durationChanged
+        case .parsedChanged: .parsedChanged
+        case .freed: .freed
+        case .stateChanged: .stateChanged
+        case .subItemTreeAdded: .subItemTreeAdded
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .metaChanged(let key): "\(name) meta=\(key)"
+        case .subItemAdded(let media): "\(name) item=\(media.mrl)"
+        case .durationChanged(let ms): "\(name) duration=\(ms)ms"
+        case .parsedChanged(let status): "\(name) status=\(status)"
+        case .freed: name
+        case .stateChanged(let state): "\(name) state=\(state)"
+        case .subItemTreeAdded(let media): "\(name) item=\(media.mrl)"
+        }
+    }
+
+    /// Copies the payload out of libvlc's event; runs inside the callback, where the pointers
+    /// it lends are still valid.
+    init?(native event: libvlc_event_t) {
+        switch event.type {
+        case 0: self = .metaChanged(MetaKey(rawValue: event.u.media_meta_changed.meta_type.rawValue))
+        case 1:
+            guard let child = event.u.media_subitem_added.new_child else { return nil }
+            self = .subItemAdded(VLCMedia(retaining: child))
+        case 2: self = .durationChanged(milliseconds: event.u.media_duration_changed.new_duration)
+        case 3: self = .parsedChanged(ParsedStatus(native: event.u.media_parsed_changed.new_status))
+        case 4: self = .freed
+        case 5: self = .stateChanged(PlaybackState(native: event.u.media_state_changed.new_state))
+        case 6:
+            guard let item = event.u.media_subitemtree_added.item else { return nil }
+            self = .subItemTreeAdded(VLCMedia(retaining: item))
+        default: return nil
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// The MediaEvents library: see README.md.

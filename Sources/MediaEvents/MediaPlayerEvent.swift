@@ -1,0 +1,163 @@
+import CLibVLC
+
+/// An event of a `VLCMediaPlayer`. Times and lengths are in milliseconds.
+public enum MediaPlayerEvent: VLCEvent {
+    /// The player's media changed (`MediaPlayerMediaChanged`); the new media, retained.
+    case mediaChanged(VLCMedia?)
+    case nothingSpecial
+    case opening
+    /// Buffering progress in percent, 0 to 100 (`MediaPlayerBuffering`).
+    case buffering(percent: Float)
+    case playing
+    case paused
+    case stopped
+    /// Declared by libvlc 3 but never sent.
+    case forward
+    /// Declared by libvlc 3 but never sent.
+    case backward
+    case endReached
+    case encounteredError
+    case timeChanged(milliseconds: Int64)
+    /// The position, 0 to 1.
+    case positionChanged(Float)
+    case seekableChanged(Bool)
+    case pausableChanged(Bool)
+    case titleChanged(Int)
+    /// A snapshot was written (sent to every player of the library).
+    case snapshotTaken(path: String)
+    case lengthChanged(milliseconds: Int64)
+    /// The number of video outputs changed.
+    case voutChanged(count: Int)
+    case scrambledChanged(Bool)
+    /// An elementary stream (track) was added; `id` -1 on deletion means all of that type.
+    case esAdded(type: TrackType, id: Int)
+    case esDeleted(type: TrackType, id: Int)
+    case esSelected(type: TrackType, id: Int)
+    case corked
+    case uncorked
+    case muted
+    case unmuted
+    /// The volume, 0 to 1 (1 = 100 %), or below 0 when unknown.
+    case audioVolume(Float)
+    /// The audio device identifier, or `nil` for the default.
+    case audioDevice(String?)
+    case chapterChanged(Int)
+
+    /// The kinds of player events.
+    public enum Kind: Int, VLCEventKind {
+        case mediaChanged, nothingSpecial, opening, buffering, playing, paused, stopped, forward,
+             backward, endReached, encounteredError, timeChanged, positionChanged, seekableChanged,
+             pausableChanged, titleChanged, snapshotTaken, lengthChanged, voutChanged,
+             scrambledChanged, esAdded, esDeleted, esSelected, corked, uncorked, muted, unmuted,
+             audioVolume, audioDevice, chapterChanged
+
+        public var nativeType: Int32 { 0x100 + Int32(rawValue) }
+        public var index: Int { rawValue }
+
+        /// Progress events: frequent values where only the latest matters.
+        public var isProgress: Bool {
+            switch self {
+            case .timeChanged, .positionChanged, .buffering, .audioVolume: true
+            default: false
+            }
+        }
+    }
+
+    public var kind: Kind {
+        switch self {
+        case .mediaChanged: .mediaChanged
+        case .nothingSpecial: .nothingSpecial
+        case .opening: .opening
+        case .buffering: .buffering
+        case .playing: .playing
+        case .paused: .paused
+        case .stopped: .stopped
+        case .forward: .forward
+        case .backward: .backward
+        case .endReached: .endReached
+        case .encounteredError: .encounteredError
+        case .timeChanged: .timeChanged
+        case .positionChanged: .positionChanged
+        case .seekableChanged: .seekableChanged
+        case .pausableChanged: .pausableChanged
+        case .titleChanged: .titleChanged
+        case .snapshotTaken: .snapshotTaken
+        case .lengthChanged: .lengthChanged
+        case .voutChanged: .voutChanged
+        case .scrambledChanged: .scrambledChanged
+        case .esAdded: .esAdded
+        case .esDeleted: .esDeleted
+        case .esSelected: .esSelected
+        case .corked: .corked
+        case .uncorked: .uncorked
+        case .muted: .muted
+        case .unmuted: .unmuted
+        case .audioVolume: .audioVolume
+        case .audioDevice: .audioDevice
+        case .chapterChanged: .chapterChanged
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .mediaChanged(let media): "\(name) media=\(media?.mrl ?? "none")"
+        case .buffering(let percent): "\(name) percent=\(percent)"
+        case .timeChanged(let ms): "\(name) time=\(ms)ms"
+        case .positionChanged(let position): "\(name) position=\(position)"
+        case .seekableChanged(let flag), .pausableChanged(let flag), .scrambledChanged(let flag):
+            "\(name) \(flag)"
+        case .titleChanged(let title): "\(name) title=\(title)"
+        case .snapshotTaken(let path): "\(name) path=\(path)"
+        case .lengthChanged(let ms): "\(name) length=\(ms)ms"
+        case .voutChanged(let count): "\(name) count=\(count)"
+        case .esAdded(let type, let id), .esDeleted(let type, let id), .esSelected(let type, let id):
+            "\(name) type=\(type) id=\(id)"
+        case .audioVolume(let volume): "\(name) volume=\(volume)"
+        case .audioDevice(let device): "\(name) device=\(device ?? "default")"
+        case .chapterChanged(let chapter): "\(name) chapter=\(chapter)"
+        default: name
+        }
+    }
+
+    /// Copies the payload out of libvlc's event; runs inside the callback, where the strings
+    /// and media it lends are still valid.
+    init?(native event: libvlc_event_t) {
+        let u = event.u
+        switch event.type - 0x100 {
+        case 0: self = .mediaChanged(u.media_player_media_changed.new_media.map(VLCMedia.init(retaining:)))
+        case 1: self = .nothingSpecial
+        case 2: self = .opening
+        case 3: self = .buffering(percent: u.media_player_buffering.new_cache)
+        case 4: self = .playing
+        case 5: self = .paused
+        case 6: self = .stopped
+        case 7: self = .forward
+        case 8: self = .backward
+        case 9: self = .endReached
+        case 10: self = .encounteredError
+        case 11: self = .timeChanged(milliseconds: u.media_player_time_changed.new_time)
+        case 12: self = .positionChanged(u.media_player_position_changed.new_position)
+        case 13: self = .seekableChanged(u.media_player_seekable_changed.new_seekable != 0)
+        case 14: self = .pausableChanged(u.media_player_pausable_changed.new_pausable != 0)
+        case 15: self = .titleChanged(Int(u.media_player_title_changed.new_title))
+        case 16:
+            self = .snapshotTaken(path: u.media_player_snapshot_taken.psz_filename.map { String(cString: $0) } ?? "")
+        case 17: self = .lengthChanged(milliseconds: u.media_player_length_changed.new_length)
+        case 18: self = .voutChanged(count: Int(u.media_player_vout.new_count))
+        case 19: self = .scrambledChanged(u.media_player_scrambled_changed.new_scrambled != 0)
+        case 20, 21, 22:
+            let type = TrackType(native: u.media_player_es_changed.i_type.rawValue)
+            let id = Int(u.media_player_es_changed.i_id)
+            self = event.type - 0x100 == 20 ? .esAdded(type: type, id: id)
+                : event.type - 0x100 == 21 ? .esDeleted(type: type, id: id) : .esSelected(type: type, id: id)
+        case 23: self = .corked
+        case 24: self = .uncorked
+        case 25: self = .muted
+        case 26: self = .unmuted
+        case 27: self = .audioVolume(u.media_player_audio_volume.volume)
+        case 28: self = .audioDevice(u.media_player_audio_device.device.map { String(cString: $0) })
+        case 29: self = .chapterChanged(Int(u.media_player_chapter_changed.new_chapter))
+        default: return nil
+        }
+    }
+}

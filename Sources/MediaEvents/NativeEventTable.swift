@@ -1,0 +1,92 @@
+import CLibVLC
+import Glibc
+import Synchronization
+
+/// A libvlc pointer that may cross threads; libvlc objects are thread-safe, MediaEvents only
+/// passes the pointer along.
+struct NativePointer: @unchecked Sendable {
+    let raw: OpaquePointer
+}
+
+/// The listeners of one libvlc event manager: every `libvlc_event_attach` and its one
+/// matching `libvlc_event_detach` live here, so they cannot drift apart (libvlc aborts the
+/// process on a detach that matches no attach).
+///
+/// The user data handed to libvlc is the object's `EventsHandler`, retained here and released
+/// only after every detach has returned: libvlc promises not to touch the user data after
+/// detach, and not before.
+///
+/// Attaching is lazy (on the first subscription) and happens at most once; the phase is an
+/// atomic state machine so that no lock is held while libvlc runs.
+final class NativeEventTable: Sendable {
+    private enum Phase: Int {
+        case idle, attaching, attached, detached
+    }
+
+    private let manager: NativePointer
+    private let types: [Int32]
+    private let callback: libvlc_callback_t
+    private let userData: UInt
+    private let releaseUserData: @Sendable () -> Void
+    private let phase = Atomic<Int>(Phase.idle.rawValue)
+    // Written by the one thread that won .idle -> .attaching, read by the one that wins the
+    // move to .detached; the phase's acquire/release ordering publishes it between them.
+    nonisolated(unsafe) private var attachedTypes: [Int32] = []
+
+    init<Handler: AnyObject & Sendable>(
+        manager: OpaquePointer, types: [Int32], callback: libvlc_callback_t, handler: Handler
+    ) {
+        self.manager = NativePointer(raw: manager)
+        self.types = types
+        self.callback = callback
+        let retained = Unmanaged.passRetained(handler)
+        self.userData = UInt(bitPattern: retained.toOpaque())
+        self.releaseUserData = { retained.release() }
+    }
+
+    var isAttached: Bool { phase.load(ordering: .acquiring) == Phase.attached.rawValue }
+
+    /// Attaches every listener unless that was done already. Callers racing the first attach
+    /// wait until it is complete, so no subscriber can miss an event the first one would see.
+    func attachIfNeeded() {
+        let won = phase.compareExchange(expected: Phase.idle.rawValue, desired: Phase.attaching.rawValue,
+                                        ordering: .acquiringAndReleasing).exchanged
+        if won {
+            let opaque = UnsafeMutableRawPointer(bitPattern: userData)
+            var done: [Int32] = []
+            for type in types where libvlc_event_attach(manager.raw, type, callback, opaque) == 0 {
+                done.append(type)
+            }
+            attachedTypes = done
+            phase.store(Phase.attached.rawValue, ordering: .releasing)
+            return
+        }
+        while phase.load(ordering: .acquiring) == Phase.attaching.rawValue {
+            sched_yield()
+        }
+    }
+
+    /// Detaches exactly what was attached, once, then releases the user data. Blocks until a
+    /// callback running on another thread has returned (libvlc's event manager lock), so it
+    /// must run on a MediaEvents queue, never on a libvlc thread.
+    func detachAll() {
+        while true {
+            let current = phase.load(ordering: .acquiring)
+            if current == Phase.detached.rawValue { return }
+            if current == Phase.attaching.rawValue { sched_yield(); continue }
+            if phase.compareExchange(expected: current, desired: Phase.detached.rawValue,
+                                     ordering: .acquiringAndReleasing).exchanged {
+                if current == Phase.attached.rawValue {
+                    let opaque = UnsafeMutableRawPointer(bitPattern: userData)
+                    for type in attachedTypes {
+                        libvlc_event_detach(manager.raw, type, callback, opaque)
+                    }
+                }
+                releaseUserData()
+                return
+            }
+        }
+    }
+
+    deinit { detachAll() }
+}

@@ -1,0 +1,44 @@
+import CLibVLC
+
+/// An error reported by MediaEvents or libvlc.
+public enum VLCError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// `libvlc_new` failed: usually an unknown or malformed argument, or missing plugins.
+    case libraryInitializationFailed(arguments: [String], reason: String)
+    /// libvlc could not create the object (media, player, list …).
+    case creationFailed(what: String, reason: String)
+    /// The operation needs something the object does not have (for example no media).
+    case invalidState(String)
+    /// Parsing a media failed, or did not finish before the timeout.
+    case parseFailed(mrl: String, status: String)
+    /// Waiting for an event timed out.
+    case timedOut(waitingFor: String, seconds: Double)
+    /// The object was torn down while waiting for one of its events.
+    case sourceEnded(waitingFor: String)
+
+    public var description: String {
+        switch self {
+        case let .libraryInitializationFailed(arguments, reason):
+            return "libvlc could not start with arguments \(arguments): \(reason)"
+        case let .creationFailed(what, reason):
+            return "libvlc could not create \(what): \(reason)"
+        case let .invalidState(message):
+            return message
+        case let .parseFailed(mrl, status):
+            return "parsing \(mrl) ended with status \(status)"
+        case let .timedOut(what, seconds):
+            return "\(what) did not happen within \(seconds) s"
+        case let .sourceEnded(what):
+            return "the object was torn down while waiting for \(what)"
+        }
+    }
+
+    /// libvlc's last error message on this thread, or a fallback.
+    static func lastMessage(or fallback: String) -> String {
+        if let message = libvlc_errmsg() {
+            let text = String(cString: message)
+            libvlc_clearerr()
+            if !text.isEmpty { return text }
+        }
+        return fallback
+    }
+}

@@ -1,0 +1,68 @@
+import CLibVLC
+
+/// A typed libvlc event: one case per libvlc event type, with its payload copied or retained.
+public protocol VLCEvent: Sendable, CustomStringConvertible {
+    /// The event kinds of this source, one per libvlc event type.
+    associatedtype Kind: VLCEventKind
+    /// Which kind of event this is.
+    var kind: Kind { get }
+}
+
+extension VLCEvent {
+    /// libvlc's own name for the event, as `libvlc_event_type_name` spells it
+    /// (for example `MediaPlayerEndReached`).
+    public var name: String { kind.name }
+}
+
+/// The kinds of events one source sends; used to filter subscriptions and streams.
+public protocol VLCEventKind: CaseIterable, Hashable, Sendable, CustomStringConvertible {
+    /// The libvlc event type (`libvlc_event_e`) this kind stands for.
+    var nativeType: Int32 { get }
+    /// The kind's position among its source's kinds (0 to 63).
+    var index: Int { get }
+}
+
+extension VLCEventKind {
+    /// libvlc's own name for the event type, as `libvlc_event_type_name` spells it.
+    public var name: String { EventNames.name(of: nativeType) }
+    public var description: String { name }
+}
+
+/// A set of event kinds as a bit mask, so that filtering costs one AND per delivery.
+struct KindMask: Sendable {
+    let bits: UInt64
+
+    static var all: KindMask { KindMask(bits: ~0) }
+
+    init(bits: UInt64) { self.bits = bits }
+
+    init<Kind: VLCEventKind>(_ kinds: some Sequence<Kind>) {
+        var bits: UInt64 = 0
+        for kind in kinds { bits |= 1 << UInt64(kind.index) }
+        self.bits = bits == 0 ? ~0 : bits
+    }
+
+    func contains<Kind: VLCEventKind>(_ kind: Kind) -> Bool {
+        bits & (1 << UInt64(kind.index)) != 0
+    }
+}
+
+/// libvlc's names for its event types, read once from `libvlc_event_type_name`.
+enum EventNames {
+    private static let table: [Int32: String] = {
+        var table: [Int32: String] = [:]
+        let ranges: [ClosedRange<Int32>] = [0...0x10, 0x100...0x130, 0x200...0x210, 0x300...0x310,
+                                            0x400...0x410, 0x500...0x510, 0x600...0x610]
+        for type in ranges.joined() {
+            if let cName = libvlc_event_type_name(type) {
+                let name = String(cString: cName)
+                if name != "Unknown Event" { table[type] = name }
+            }
+        }
+        return table
+    }()
+
+    static func name(of type: Int32) -> String {
+        table[type] ?? "UnknownEvent(\(type))"
+    }
+}

@@ -1,0 +1,59 @@
+import CLibVLC
+import Glibc
+import Synchronization
+
+/// A libvlc instance. Create one per process and share it between players and media.
+public final class VLCLibrary: Sendable {
+    /// Arguments that let libvlc run with no display and no sound card: dummy audio and
+    /// video outputs, no interface, no messages on stderr.
+    public static let headlessArguments = [
+        "--quiet", "--intf=dummy", "--aout=adummy", "--vout=dummy", "--no-video-title-show",
+        "--no-stats", "--no-snapshot-preview",
+    ]
+
+    private static let sharedConfiguration = Mutex<any EventsConfiguring>(EventsDefaultConfiguration())
+
+    /// The dispatch configuration new objects use unless their initializer is given one.
+    ///
+    /// Thread-safe. Read when an object is created: changing it does not affect existing
+    /// objects. Defaults to `EventsDefaultConfiguration` (handlers run on libvlc's thread).
+    /// `EventsLegacyConfiguration` delivers nothing in a program that never drains the
+    /// main queue.
+    public static var sharedEventsConfiguration: any EventsConfiguring {
+        get { sharedConfiguration.withLock { $0 } }
+        set { sharedConfiguration.withLock { $0 = newValue } }
+    }
+
+    let native: NativePointer
+    /// The arguments libvlc was started with.
+    public let arguments: [String]
+
+    /// Starts libvlc.
+    ///
+    /// - Parameter arguments: libvlc command-line options; the default runs headless.
+    /// - Throws: `VLCError.libraryInitializationFailed` when libvlc refuses the arguments or
+    ///   cannot load its plugins.
+    public init(arguments: [String] = VLCLibrary.headlessArguments) throws {
+        var cStrings = arguments.map { strdup($0) }
+        defer { cStrings.forEach { free($0) } }
+        let instance = cStrings.withUnsafeMutableBufferPointer { buffer in
+            buffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { argv in
+                libvlc_new(Int32(arguments.count), argv.baseAddress)
+            }
+        }
+        guard let instance else {
+            throw VLCError.libraryInitializationFailed(
+                arguments: arguments,
+                reason: VLCError.lastMessage(or: "libvlc_new returned NULL (unknown option or missing plugins?)"))
+        }
+        native = NativePointer(raw: instance)
+        self.arguments = arguments
+    }
+
+    /// The libvlc version string, for example "3.0.24 Vetinari".
+    public static var version: String { String(cString: libvlc_get_version()) }
+
+    deinit {
+        libvlc_release(native.raw)
+    }
+}

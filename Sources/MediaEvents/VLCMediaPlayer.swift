@@ -1,0 +1,186 @@
+import CLibVLC
+import Dispatch
+import Synchronization
+
+/// A media player.
+///
+/// Control calls (`play`, `pause`, `stop`, setting `media`, seeking, volume) never block:
+/// they are carried out in order on the player's own control queue, so they are safe from
+/// any thread, a handler of this player's events included (raw libvlc hangs forever when
+/// `stop` runs on the thread that sends the player's events). The `…AndWait` variants return
+/// once libvlc has carried the call out.
+public final class VLCMediaPlayer: VLCEventSource {
+    let native: NativePointer
+    /// The library the player was created with.
+    public let library: VLCLibrary
+    /// The subscribers of this player.
+    public let eventHub = EventHub<MediaPlayerEvent>()
+    /// How this player's events are dispatched.
+    public let configuration: any EventsConfiguring
+    /// Carries out blocking libvlc calls in order, away from libvlc's threads.
+    let control: DispatchQueue
+    private let currentMedia = Mutex<VLCMedia?>(nil)
+
+    /// Creates a player.
+    ///
+    /// - Parameters:
+    ///   - library: the libvlc instance.
+    ///   - configuration: how events are dispatched; `nil` uses
+    ///     `VLCLibrary.sharedEventsConfiguration` as it is now.
+    public init(library: VLCLibrary, configuration: (any EventsConfiguring)? = nil) {
+        guard let player = libvlc_media_player_new(library.native.raw) else {
+            preconditionFailure("libvlc_media_player_new failed: \(VLCError.lastMessage(or: "out of memory"))")
+        }
+        native = NativePointer(raw: player)
+        self.library = library
+        self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
+        control = ServiceQueues.control(for: "player")
+        let handler = EventsHandler(object: self, configuration: self.configuration)
+        eventHub.bind(NativeEventTable(
+            manager: libvlc_media_player_event_manager(player),
+            types: MediaPlayerEvent.Kind.allCases.map(\.nativeType),
+            callback: playerCallback, handler: handler))
+    }
+
+    /// Creates a player for `media`.
+    public convenience init(media: VLCMedia, library: VLCLibrary, configuration: (any EventsConfiguring)? = nil) {
+        self.init(library: library, configuration: configuration)
+        self.media = media
+    }
+
+    deinit {
+        let table = eventHub.finish()
+        let native = native
+        // This may run on any thread, a libvlc one included: releasing a player stops it,
+        // which joins the input thread. The control queue is never a libvlc thread.
+        control.async {
+            table?.detachAll()
+            libvlc_media_player_release(native.raw)
+        }
+    }
+
+    // MARK: Control
+
+    /// The media to play. Setting it is queued like the other control calls; libvlc then
+    /// sends `MediaChanged`.
+    public var media: VLCMedia? {
+        get { currentMedia.withLock { $0 } }
+        set {
+            let previous = currentMedia.withLock { current in
+                defer { current = newValue }
+                return current
+            }
+            perform { player in libvlc_media_player_set_media(player, newValue?.native.raw) }
+            // The previous media is dropped here, outside the lock: its deinit may run
+            // subscription completions.
+            _ = previous
+        }
+    }
+
+    /// Starts or resumes playback. After the end of the media (or an error) it plays the
+    /// media again from the start, where raw libvlc 3 silently ignores `play`.
+    public func play() {
+        perform(Self.playNow)
+    }
+
+    /// Pauses playback (no effect when the media cannot pause).
+    public func pause() {
+        perform { libvlc_media_player_set_pause($0, 1) }
+    }
+
+    /// Resumes paused playback.
+    public func resume() {
+        perform { libvlc_media_player_set_pause($0, 0) }
+    }
+
+    /// Stops playback; libvlc sends `Stopped` unless the player was already stopped.
+    public func stop() {
+        perform { libvlc_media_player_stop($0) }
+    }
+
+    /// `play()`, returning once libvlc has started opening the media.
+    public func playAndWait() async {
+        await performAndWait(Self.playNow)
+    }
+
+    /// `stop()`, returning once the input thread has been stopped and joined.
+    public func stopAndWait() async {
+        await performAndWait { libvlc_media_player_stop($0) }
+    }
+
+    /// Waits until every control call made before has been carried out.
+    public func waitForPendingControls() async {
+        await performAndWait { _ in }
+    }
+
+    private static func playNow(_ player: OpaquePointer) {
+        let state = libvlc_media_player_get_state(player)
+        if state == libvlc_Ended || state == libvlc_Error {
+            libvlc_media_player_stop(player)
+        }
+        libvlc_media_player_play(player)
+    }
+
+    func perform(_ operation: @escaping @Sendable (OpaquePointer) -> Void) {
+        let native = native
+        control.async { operation(native.raw) }
+    }
+
+    func performAndWait(_ operation: @escaping @Sendable (OpaquePointer) -> Void) async {
+        let native = native
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            control.async {
+                operation(native.raw)
+                continuation.resume()
+            }
+        }
+    }
+
+    // MARK: State
+
+    /// The player's state.
+    public var state: PlaybackState {
+        PlaybackState(native: Int32(libvlc_media_player_get_state(native.raw).rawValue))
+    }
+
+    /// Whether the player is playing.
+    public var isPlaying: Bool { libvlc_media_player_is_playing(native.raw) != 0 }
+
+    /// Whether the current media can seek.
+    public var isSeekable: Bool { libvlc_media_player_is_seekable(native.raw) != 0 }
+
+    /// The playback time in milliseconds (-1 without media). Setting it seeks (queued).
+    public var time: Int64 {
+        get { libvlc_media_player_get_time(native.raw) }
+        set { perform { libvlc_media_player_set_time($0, newValue) } }
+    }
+
+    /// The position, 0 to 1 (-1 without media). Setting it seeks (queued).
+    public var position: Float {
+        get { libvlc_media_player_get_position(native.raw) }
+        set { perform { libvlc_media_player_set_position($0, newValue) } }
+    }
+
+    /// The length of the current media in milliseconds (-1 while unknown).
+    public var length: Int64 { libvlc_media_player_get_length(native.raw) }
+
+    /// The volume in percent, 0 to 200 (-1 when there is no audio output yet). Setting it is
+    /// queued.
+    public var volume: Int {
+        get { Int(libvlc_audio_get_volume(native.raw)) }
+        set { perform { libvlc_audio_set_volume($0, Int32(newValue)) } }
+    }
+
+    /// Whether audio is muted. Setting it is queued.
+    public var isMuted: Bool {
+        get { libvlc_audio_get_mute(native.raw) == 1 }
+        set { perform { libvlc_audio_set_mute($0, newValue ? 1 : 0) } }
+    }
+}
+
+private let playerCallback: libvlc_callback_t = { event, userData in
+    guard let event, let userData else { return }
+    let handler = Unmanaged<EventsHandler<VLCMediaPlayer>>.fromOpaque(userData).takeUnretainedValue()
+    guard let typed = MediaPlayerEvent(native: event.pointee) else { return }
+    handler.handle(typed) { player, event in player.eventHub.publish(event) }
+}
