@@ -12,6 +12,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "MediaEvents", targets: ["MediaEvents"]),
+        .executable(name: "media-events", targets: ["media-events"]),
     ],
     targets: [
         .systemLibrary(
@@ -22,6 +23,12 @@ let package = Package(
         ),
         .target(name: "MediaEvents", dependencies: ["CLibVLC"]),
         .testTarget(name: "MediaEventsTests", dependencies: ["MediaEvents", "CLibVLC"]),
+        .executableTarget(
+            name: "media-events",
+            dependencies: ["MediaEvents"],
+            path: "Examples/media-events",
+            resources: [.copy("Resources/sample.wav")]
+        ),
     ]
 )
 

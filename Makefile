@@ -1,0 +1,14 @@
+# The two commands of the README. Each installs what is missing first.
+.PHONY: run test deps
+
+deps:
+	@Scripts/install-deps.sh
+
+# Plays the bundled sample headless and prints its events.
+run: deps
+	swift run -c release media-events log
+
+# Builds everything with warnings as errors, then runs the whole test suite.
+test: deps
+	swift build --build-tests -Xswiftc -warnings-as-errors
+	swift test

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what MediaEvents needs on Debian 12 when it is missing: libvlc and its base plugins
+# (build and playback), sox (the tests generate Ogg/FLAC/MP3 media with it) and valgrind
+# (leak check). Runs apt-get only when a package is absent.
+set -euo pipefail
+packages=(libvlc-dev vlc-plugin-base sox libsox-fmt-all valgrind)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "Installing: ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
