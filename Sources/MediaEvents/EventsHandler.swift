@@ -40,11 +40,19 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
 
     private let route: Route
     private let state = Mutex(State())
+    /// Something the native callback updates on libvlc's thread before any dispatch (the
+    /// player's cache of time and position), reachable without touching the object.
+    let companion: (any AnyObject & Sendable)?
 
     /// Creates a handler for `object` that dispatches as `configuration` says.
-    public init(object: Object, configuration: any EventsConfiguring) {
+    public convenience init(object: Object, configuration: any EventsConfiguring) {
+        self.init(object: object, configuration: configuration, companion: nil)
+    }
+
+    init(object: Object, configuration: any EventsConfiguring, companion: (any AnyObject & Sendable)?) {
         self.object = object
         self.configuration = configuration
+        self.companion = companion
         if let queue = configuration.dispatchQueue {
             route = configuration.isAsync ? .async(queue) : .sync(queue, QueueIdentity.mark(queue))
         } else {

@@ -20,6 +20,7 @@ public final class VLCMediaPlayer: VLCEventSource {
     /// Carries out blocking libvlc calls in order, away from libvlc's threads.
     let control: DispatchQueue
     private let currentMedia = Mutex<VLCMedia?>(nil)
+    private let cache = PlaybackCache()
 
     /// Creates a player.
     ///
@@ -35,11 +36,15 @@ public final class VLCMediaPlayer: VLCEventSource {
         self.library = library
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
         control = ServiceQueues.control(for: "player")
-        let handler = EventsHandler(object: self, configuration: self.configuration)
-        eventHub.bind(NativeEventTable(
+        let handler = EventsHandler(object: self, configuration: self.configuration, companion: cache)
+        let table = NativeEventTable(
             manager: libvlc_media_player_event_manager(player),
             types: MediaPlayerEvent.Kind.allCases.map(\.nativeType),
-            callback: playerCallback, handler: handler))
+            callback: playerCallback, handler: handler)
+        eventHub.bind(table)
+        // Attached at once, not on the first subscription: the cache behind `time`,
+        // `position` and `length` must follow the player from the start.
+        table.attachIfNeeded()
     }
 
     /// Creates a player for `media`.
@@ -146,23 +151,31 @@ public final class VLCMediaPlayer: VLCEventSource {
     /// Whether the player is playing.
     public var isPlaying: Bool { libvlc_media_player_is_playing(native.raw) != 0 }
 
-    /// Whether the current media can seek.
-    public var isSeekable: Bool { libvlc_media_player_is_seekable(native.raw) != 0 }
+    // time, position, length and the flags come from the player's own events (see
+    // PlaybackCache): libvlc's getters can deadlock against a concurrent stop.
 
-    /// The playback time in milliseconds (-1 without media). Setting it seeks (queued).
+    /// Whether the current media can seek.
+    public var isSeekable: Bool { cache.current.isSeekable }
+
+    /// Whether the current media can pause.
+    public var isPausable: Bool { cache.current.isPausable }
+
+    /// The playback time in milliseconds, as of the last `TimeChanged` (-1 without input).
+    /// Setting it seeks (queued).
     public var time: Int64 {
-        get { libvlc_media_player_get_time(native.raw) }
+        get { cache.current.time }
         set { perform { libvlc_media_player_set_time($0, newValue) } }
     }
 
-    /// The position, 0 to 1 (-1 without media). Setting it seeks (queued).
+    /// The position, 0 to 1, as of the last `PositionChanged` (-1 without input). Setting it
+    /// seeks (queued).
     public var position: Float {
-        get { libvlc_media_player_get_position(native.raw) }
+        get { cache.current.position }
         set { perform { libvlc_media_player_set_position($0, newValue) } }
     }
 
     /// The length of the current media in milliseconds (-1 while unknown).
-    public var length: Int64 { libvlc_media_player_get_length(native.raw) }
+    public var length: Int64 { cache.current.length }
 
     /// The volume in percent, 0 to 200 (-1 when there is no audio output yet). Setting it is
     /// queued.
@@ -182,5 +195,6 @@ private let playerCallback: libvlc_callback_t = { event, userData in
     guard let event, let userData else { return }
     let handler = Unmanaged<EventsHandler<VLCMediaPlayer>>.fromOpaque(userData).takeUnretainedValue()
     guard let typed = MediaPlayerEvent(native: event.pointee) else { return }
+    unsafeDowncast(handler.companion.unsafelyUnwrapped, to: PlaybackCache.self).record(typed)
     handler.handle(typed) { player, event in player.eventHub.publish(event) }
 }
