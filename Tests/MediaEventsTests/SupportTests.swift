@@ -275,6 +275,81 @@ final class SupportTests: XCTestCase {
         XCTAssertTrue(events.allSatisfy { $0.i1 == 1 && $0.sourceTag == 7 })
     }
 
+    // MARK: The generated media behave as expected in libvlc
+
+    func testGeneratedMediaPlayOrFailInLibVLC() throws {
+        guard let instance = makeTestVLCInstance() else { return XCTFail("libvlc_new failed") }
+        defer { libvlc_release(instance) }
+        let wav = try TestMedia.wav(seconds: 0.3)
+        let server = try LocalHTTPServer(serving: wav)
+        defer { server.stop() }
+        var good: [(String, URL)] = [
+            ("wav", wav),
+            ("unicode path", try TestMedia.unicodePathWAV(seconds: 0.3)),
+            ("http", server.url),
+        ]
+        if TestMedia.soxPath != nil {
+            for format in TestMedia.Format.allCases {
+                good.append((format.rawValue, try TestMedia.encoded(format, seconds: 0.3)))
+            }
+        }
+        for (label, url) in good {
+            let names = Self.play(url, instance: instance)
+            XCTAssertTrue(names.contains("MediaPlayerEndReached"), "\(label): \(names)")
+            XCTAssertFalse(names.contains("MediaPlayerEncounteredError"), "\(label): \(names)")
+        }
+        for (label, url) in [("empty", try TestMedia.empty()), ("missing", try TestMedia.missing())] {
+            let names = Self.play(url, instance: instance)
+            XCTAssertTrue(names.contains("MediaPlayerEncounteredError"), "\(label): \(names)")
+        }
+    }
+
+    /// Broken inputs all terminate. Measured with libvlc 3.0.24: only the empty file, the
+    /// missing path and the closed port give EncounteredError; random bytes, truncated WAVs,
+    /// a directory and a server dying mid-stream end with EndReached (libvlc is lenient).
+    func testBrokenInputsTerminate() throws {
+        guard let instance = makeTestVLCInstance() else { return XCTFail("libvlc_new failed") }
+        defer { libvlc_release(instance) }
+        let wav = try TestMedia.wav(seconds: 1)
+        let dying = try LocalHTTPServer(serving: wav, mode: .dieMidStream(afterBytes: 8000))
+        defer { dying.stop() }
+        let port = try LocalHTTPServer.closedPort()
+        let closed = Self.play(URL(string: "http://127.0.0.1:\(port)/x.wav")!, instance: instance)
+        XCTAssertTrue(closed.contains("MediaPlayerEncounteredError"), "closed port: \(closed)")
+        let cases: [(String, URL)] = [
+            ("m3u", try TestMedia.m3u(entries: [wav, try TestMedia.unicodePathWAV(seconds: 0.2)])),
+            ("random", try TestMedia.randomBytes(count: 10000)),
+            ("truncated", try TestMedia.truncated(from: wav, keepingBytes: 1000)),
+            ("truncated header", try TestMedia.truncated(from: wav, keepingBytes: 20)),
+            ("directory", try TestMedia.directory()),
+            ("dying server", dying.url),
+        ]
+        for (label, url) in cases {
+            let names = Self.play(url, instance: instance)
+            XCTAssertTrue(names.contains("MediaPlayerEndReached") || names.contains("MediaPlayerEncounteredError"),
+                          "\(label): \(names)")
+        }
+    }
+
+    /// Plays `url` to its end or error (10 s limit) and returns the player event names seen.
+    static func play(_ url: URL, instance: OpaquePointer) -> [String] {
+        let media = url.isFileURL ? libvlc_media_new_path(instance, url.path)
+                                  : libvlc_media_new_location(instance, url.absoluteString)
+        guard let media, let player = libvlc_media_player_new_from_media(media) else { return ["<no player>"] }
+        let recorder = RawEventRecorder()
+        recorder.attach(libvlc_media_player_event_manager(player), types: RawEventRecorder.playerEventTypes)
+        _ = libvlc_media_player_play(player)
+        _ = waitUntil(10) {
+            let names = recorder.names
+            return names.contains("MediaPlayerEndReached") || names.contains("MediaPlayerEncounteredError")
+        }
+        libvlc_media_player_stop(player)
+        recorder.detachAll()
+        libvlc_media_player_release(player)
+        libvlc_media_release(media)
+        return recorder.names
+    }
+
     // MARK: Helpers
 
     /// A blocking HTTP/1.0 GET over a raw socket: (header block, body). Throws if the connection

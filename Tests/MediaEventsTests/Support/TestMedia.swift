@@ -6,6 +6,11 @@
 // Encoded formats (ogg, flac, mp3) are made with `sox`:
 //     apt-get install sox libsox-fmt-all
 // (`libsox-fmt-all` pulls in `libsox-fmt-mp3`, which is what lets Debian 12's sox write mp3.)
+//
+// What libvlc 3.0.24 does with the broken inputs (see SupportTests.testBrokenInputsTerminate):
+// `empty()`, `missing()` and a closed port give Opening, EncounteredError; `randomBytes`,
+// `truncated`, `directory()` and a server dying mid-stream are played "successfully" to
+// EndReached. Use the former when a test needs an error.
 
 import Foundation
 import Glibc
