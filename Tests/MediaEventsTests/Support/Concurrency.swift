@@ -5,14 +5,13 @@
 // them at a barrier until all are running, then releases them together.
 
 import Foundation
-import Synchronization
 import XCTest
 
 /// A one-shot barrier: the first `parties - 1` callers of `arriveAndWait` block until the
 /// last one arrives; then all return together.
 final class ThreadBarrier: Sendable {
     let parties: Int
-    private let arrived = Mutex(0)
+    private let arrived = Locked(0)
     private let gate = DispatchSemaphore(value: 0)
 
     init(parties: Int) {
@@ -67,10 +66,10 @@ func startThreads(count: Int, timeout: Double = 30, name: String = "stress",
 
 /// A thread-safe counter.
 final class Counter: Sendable {
-    private let value: Mutex<Int>
+    private let value: Locked<Int>
 
     init(_ initial: Int = 0) {
-        value = Mutex(initial)
+        value = Locked(initial)
     }
 
     var count: Int { value.withLock { $0 } }
@@ -96,7 +95,7 @@ final class Counter: Sendable {
 
 /// A thread-safe, ordered record of values (e.g. events seen by a callback, with their thread).
 final class Recorder<T: Sendable>: Sendable {
-    private let items = Mutex<[T]>([])
+    private let items = Locked<[T]>([])
 
     init() {}
 

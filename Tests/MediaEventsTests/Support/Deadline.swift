@@ -1,7 +1,6 @@
 // Hang protection: a deadlock in a test must fail that test, not freeze the whole run.
 
 import Foundation
-import Synchronization
 import XCTest
 
 /// Runs `body` on a new `Thread` and waits up to `seconds` for it. On timeout it records
@@ -83,7 +82,7 @@ private final class ResumeOnce<T: Sendable>: Sendable {
         var work: Task<Void, Never>?
         var cancelWorkRequested = false
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     var isFinished: Bool { state.withLock { $0.finished } }
 

@@ -5,7 +5,6 @@
 
 import Foundation
 import Glibc
-import Synchronization
 
 final class LocalHTTPServer: Sendable {
     enum Mode: Sendable, Equatable {
@@ -104,7 +103,7 @@ final class LocalHTTPServer: Sendable {
             var connections = 0
             var requests: [String] = []
         }
-        let state = Mutex(State())
+        let state = Locked(State())
     }
 
     private struct Response: Sendable {
