@@ -23,7 +23,11 @@ let package = Package(
         ),
         .target(name: "MediaEvents", dependencies: ["CLibVLC"]),
         .target(name: "CVLCTestSupport", dependencies: ["CLibVLC"], path: "Tests/CVLCTestSupport"),
-        .testTarget(name: "MediaEventsTests", dependencies: ["MediaEvents", "CLibVLC", "CVLCTestSupport"]),
+        .testTarget(
+            name: "MediaEventsTests",
+            dependencies: ["MediaEvents", "CLibVLC", "CVLCTestSupport"],
+            exclude: ["Support/README.md"]
+        ),
         .executableTarget(
             name: "media-events",
             dependencies: ["MediaEvents"],

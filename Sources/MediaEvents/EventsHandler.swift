@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// Delivers libvlc events to one object without ever letting that object be freed on a
 /// libvlc thread.
@@ -39,7 +38,7 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     }
 
     private let route: Route
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Something the native callback updates on libvlc's thread before any dispatch (the
     /// player's cache of time and position), reachable without touching the object.
     let companion: (any AnyObject & Sendable)?

@@ -1,3 +1,4 @@
+import Synchronization
 import CLibVLC
 import Glibc
 import Synchronization

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// The player's time, position, length and seekability as its events last reported them.
 ///
@@ -17,7 +16,7 @@ final class PlaybackCache: Sendable {
         var isPausable = false
     }
 
-    private let values = Mutex(Values())
+    private let values = Locked(Values())
 
     var current: Values { values.withLock { $0 } }
 

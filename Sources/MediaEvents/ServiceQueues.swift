@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// The queues MediaEvents runs its own work on.
 ///
@@ -37,7 +36,7 @@ enum QueueIdentity {
     final class Mark: Sendable {}
 
     private static let key = DispatchSpecificKey<Mark>()
-    private static let marking = Mutex<Void>(())
+    private static let marking = Locked<Void>(())
 
     /// The mark of `queue`, set on first use.
     static func mark(_ queue: DispatchQueue) -> Mark {

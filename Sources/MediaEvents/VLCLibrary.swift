@@ -1,6 +1,5 @@
 import CLibVLC
 import Glibc
-import Synchronization
 
 /// A libvlc instance. Create one per process and share it between players and media.
 public final class VLCLibrary: Sendable {
@@ -11,7 +10,7 @@ public final class VLCLibrary: Sendable {
         "--no-stats", "--no-snapshot-preview",
     ]
 
-    private static let sharedConfiguration = Mutex<any EventsConfiguring>(EventsDefaultConfiguration())
+    private static let sharedConfiguration = Locked<any EventsConfiguring>(EventsDefaultConfiguration())
 
     /// The dispatch configuration new objects use unless their initializer is given one.
     ///

@@ -1,6 +1,5 @@
 import CLibVLC
 import Dispatch
-import Synchronization
 
 /// A media player.
 ///
@@ -19,7 +18,7 @@ public final class VLCMediaPlayer: VLCEventSource {
     public let configuration: any EventsConfiguring
     /// Carries out blocking libvlc calls in order, away from libvlc's threads.
     let control: DispatchQueue
-    private let currentMedia = Mutex<VLCMedia?>(nil)
+    private let currentMedia = Locked<VLCMedia?>(nil)
     private let cache = PlaybackCache()
 
     /// Creates a player.
