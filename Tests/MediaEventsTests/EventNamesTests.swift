@@ -1,0 +1,73 @@
+import CLibVLC
+import MediaEvents
+import XCTest
+
+/// Each typed kind must stand for the libvlc event type of the same name: the C constants
+/// from libvlc's header are the ground truth, not MediaEvents' own table.
+final class EventNamesTests: XCTestCase {
+    private func assertKinds<Kind: VLCEventKind>(
+        _ expected: [(Kind, libvlc_event_e, String)], file: StaticString = #filePath, line: UInt = #line
+    ) {
+        XCTAssertEqual(expected.count, Kind.allCases.count, "every kind is listed", file: file, line: line)
+        XCTAssertEqual(Set(expected.map(\.0)).count, Kind.allCases.count, "no kind twice", file: file, line: line)
+        for (kind, native, name) in expected {
+            XCTAssertEqual(kind.nativeType, Int32(native.rawValue), "\(kind)", file: file, line: line)
+            XCTAssertEqual(kind.name, name, file: file, line: line)
+            XCTAssertEqual(String(cString: libvlc_event_type_name(Int32(native.rawValue))), name,
+                           "libvlc spells \(name) so", file: file, line: line)
+        }
+    }
+
+    func testMediaPlayerKinds_matchLibvlcConstantsAndNames() {
+        assertKinds([
+            (MediaPlayerEvent.Kind.mediaChanged, libvlc_MediaPlayerMediaChanged, "MediaPlayerMediaChanged"),
+            (.nothingSpecial, libvlc_MediaPlayerNothingSpecial, "MediaPlayerNothingSpecial"),
+            (.opening, libvlc_MediaPlayerOpening, "MediaPlayerOpening"),
+            (.buffering, libvlc_MediaPlayerBuffering, "MediaPlayerBuffering"),
+            (.playing, libvlc_MediaPlayerPlaying, "MediaPlayerPlaying"),
+            (.paused, libvlc_MediaPlayerPaused, "MediaPlayerPaused"),
+            (.stopped, libvlc_MediaPlayerStopped, "MediaPlayerStopped"),
+            (.forward, libvlc_MediaPlayerForward, "MediaPlayerForward"),
+            (.backward, libvlc_MediaPlayerBackward, "MediaPlayerBackward"),
+            (.endReached, libvlc_MediaPlayerEndReached, "MediaPlayerEndReached"),
+            (.encounteredError, libvlc_MediaPlayerEncounteredError, "MediaPlayerEncounteredError"),
+            (.timeChanged, libvlc_MediaPlayerTimeChanged, "MediaPlayerTimeChanged"),
+            (.positionChanged, libvlc_MediaPlayerPositionChanged, "MediaPlayerPositionChanged"),
+            (.seekableChanged, libvlc_MediaPlayerSeekableChanged, "MediaPlayerSeekableChanged"),
+            (.pausableChanged, libvlc_MediaPlayerPausableChanged, "MediaPlayerPausableChanged"),
+            (.titleChanged, libvlc_MediaPlayerTitleChanged, "MediaPlayerTitleChanged"),
+            (.snapshotTaken, libvlc_MediaPlayerSnapshotTaken, "MediaPlayerSnapshotTaken"),
+            (.lengthChanged, libvlc_MediaPlayerLengthChanged, "MediaPlayerLengthChanged"),
+            (.voutChanged, libvlc_MediaPlayerVout, "MediaPlayerVout"),
+            (.scrambledChanged, libvlc_MediaPlayerScrambledChanged, "MediaPlayerScrambledChanged"),
+            (.esAdded, libvlc_MediaPlayerESAdded, "MediaPlayerESAdded"),
+            (.esDeleted, libvlc_MediaPlayerESDeleted, "MediaPlayerESDeleted"),
+            (.esSelected, libvlc_MediaPlayerESSelected, "MediaPlayerESSelected"),
+            (.corked, libvlc_MediaPlayerCorked, "MediaPlayerCorked"),
+            (.uncorked, libvlc_MediaPlayerUncorked, "MediaPlayerUncorked"),
+            (.muted, libvlc_MediaPlayerMuted, "MediaPlayerMuted"),
+            (.unmuted, libvlc_MediaPlayerUnmuted, "MediaPlayerUnmuted"),
+            (.audioVolume, libvlc_MediaPlayerAudioVolume, "MediaPlayerAudioVolume"),
+            (.audioDevice, libvlc_MediaPlayerAudioDevice, "MediaPlayerAudioDevice"),
+            (.chapterChanged, libvlc_MediaPlayerChapterChanged, "MediaPlayerChapterChanged"),
+        ])
+    }
+
+    func testMediaKinds_matchLibvlcConstantsAndNames() {
+        assertKinds([
+            (MediaEvent.Kind.metaChanged, libvlc_MediaMetaChanged, "MediaMetaChanged"),
+            (.subItemAdded, libvlc_MediaSubItemAdded, "MediaSubItemAdded"),
+            (.durationChanged, libvlc_MediaDurationChanged, "MediaDurationChanged"),
+            (.parsedChanged, libvlc_MediaParsedChanged, "MediaParsedChanged"),
+            (.freed, libvlc_MediaFreed, "MediaFreed"),
+            (.stateChanged, libvlc_MediaStateChanged, "MediaStateChanged"),
+            (.subItemTreeAdded, libvlc_MediaSubItemTreeAdded, "MediaSubItemTreeAdded"),
+        ])
+    }
+
+    func testEventName_isItsKindsName() {
+        XCTAssertEqual(MediaPlayerEvent.endReached.name, "MediaPlayerEndReached")
+        XCTAssertEqual(MediaPlayerEvent.timeChanged(milliseconds: 5).name, "MediaPlayerTimeChanged")
+        XCTAssertEqual(MediaEvent.parsedChanged(.done).name, "MediaParsedChanged")
+    }
+}
