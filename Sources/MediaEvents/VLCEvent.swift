@@ -20,9 +20,16 @@ public protocol VLCEventKind: CaseIterable, Hashable, Sendable, CustomStringConv
     var nativeType: Int32 { get }
     /// The kind's position among its source's kinds (0 to 63).
     var index: Int { get }
+    /// Whether events of this kind report progress (time, position, buffering, volume …):
+    /// frequent values of which only the latest matters. An `EventStream` with the default
+    /// buffering keeps only the latest pending value of each progress kind.
+    var isProgress: Bool { get }
 }
 
 extension VLCEventKind {
+    /// No kind reports progress unless its source says so.
+    public var isProgress: Bool { false }
+
     /// libvlc's own name for the event type, as `libvlc_event_type_name` spells it.
     public var name: String { EventNames.name(of: nativeType) }
     public var description: String { name }

@@ -117,7 +117,7 @@ public final class VLCMediaPlayer: VLCEventSource {
         await performAndWait { _ in }
     }
 
-    private static func playNow(_ player: OpaquePointer) {
+    static func playNow(_ player: OpaquePointer) {
         let state = libvlc_media_player_get_state(player)
         if state == libvlc_Ended || state == libvlc_Error {
             libvlc_media_player_stop(player)
