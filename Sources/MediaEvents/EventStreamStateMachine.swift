@@ -33,6 +33,9 @@ struct EventStreamStateMachine<Event: VLCEvent, Waiter> {
         return statistics
     }
 
+    /// Slots the pending queue holds, live or empty (for tests of its memory bound).
+    var storageCount: Int { pending.storageCount }
+
     var isFinished: Bool {
         if case .finished = phase { return true }
         return false

@@ -14,6 +14,9 @@ struct PendingEvents<Event: VLCEvent> {
     /// tracked only for values appended with `replacesProgress`.
     private var progressArrival: [Int: Int] = [:]
 
+    /// Slots in use, live or empty; lets tests check that coalescing keeps memory bounded.
+    var storageCount: Int { slots.count - head }
+
     /// The live events pending.
     private(set) var count = 0
 
