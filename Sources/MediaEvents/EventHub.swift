@@ -23,7 +23,7 @@ public final class EventHub<Event: VLCEvent>: Sendable {
         var table: NativeEventTable?
     }
 
-    private let state = Locked(State())
+    private let state = Protected(State())
 
     init() {}
 
@@ -117,11 +117,11 @@ final class ClosureSink<Event: VLCEvent>: EventSink {
 /// A token for a subscription made with `observe`. Keep it for as long as you want events:
 /// the subscription is cancelled when the token is deinitialized.
 public final class EventSubscription: Sendable {
-    private let cancellation: Locked<(@Sendable () -> Void)?>
+    private let cancellation: Protected<(@Sendable () -> Void)?>
     private let activeCheck: @Sendable () -> Bool
 
     init(cancel: @escaping @Sendable () -> Void, isActive: @escaping @Sendable () -> Bool) {
-        cancellation = Locked(cancel)
+        cancellation = Protected(cancel)
         activeCheck = isActive
     }
 

@@ -93,12 +93,12 @@ final class EventStreamSink<Event: VLCEvent>: EventSink {
 
     let mask: KindMask
     private weak let hub: EventHub<Event>?
-    private let machine: Mutex<Machine>
+    private let machine: Protected<Machine>
 
     init(mask: KindMask, policy: EventBufferingPolicy, hub: EventHub<Event>) {
         self.mask = mask
         self.hub = hub
-        machine = Mutex(Machine(policy: policy))
+        machine = Protected(Machine(policy: policy))
     }
 
     var statistics: EventStreamStatistics { machine.withLock { $0.statistics } }

@@ -38,7 +38,7 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     }
 
     private let route: Route
-    private let state = Locked(State())
+    private let state = Protected(State())
     /// Something the native callback updates on libvlc's thread before any dispatch (the
     /// player's cache of time and position), reachable without touching the object.
     let companion: (any AnyObject & Sendable)?

@@ -1,4 +1,3 @@
-import Synchronization
 import CLibVLC
 import Glibc
 import Synchronization

@@ -16,7 +16,7 @@ final class PlaybackCache: Sendable {
         var isPausable = false
     }
 
-    private let values = Locked(Values())
+    private let values = Protected(Values())
 
     var current: Values { values.withLock { $0 } }
 

@@ -6,7 +6,7 @@ import Glibc
 /// ThreadSanitizer does not see, so every correctly locked access is reported as a race
 /// (reproduced with a ten-line program under `swift build --sanitize=thread`). A pthread
 /// mutex is intercepted by ThreadSanitizer, so its reports stay meaningful.
-final class Locked<Value>: @unchecked Sendable {
+final class Protected<Value>: @unchecked Sendable {
     // @unchecked: `value` is only touched inside withLock, under `mutex`.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value

@@ -36,7 +36,7 @@ enum QueueIdentity {
     final class Mark: Sendable {}
 
     private static let key = DispatchSpecificKey<Mark>()
-    private static let marking = Locked<Void>(())
+    private static let marking = Protected<Void>(())
 
     /// The mark of `queue`, set on first use.
     static func mark(_ queue: DispatchQueue) -> Mark {

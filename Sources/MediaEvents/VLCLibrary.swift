@@ -10,7 +10,7 @@ public final class VLCLibrary: Sendable {
         "--no-stats", "--no-snapshot-preview",
     ]
 
-    private static let sharedConfiguration = Locked<any EventsConfiguring>(EventsDefaultConfiguration())
+    private static let sharedConfiguration = Protected<any EventsConfiguring>(EventsDefaultConfiguration())
 
     /// The dispatch configuration new objects use unless their initializer is given one.
     ///

@@ -18,7 +18,7 @@ public final class VLCMediaPlayer: VLCEventSource {
     public let configuration: any EventsConfiguring
     /// Carries out blocking libvlc calls in order, away from libvlc's threads.
     let control: DispatchQueue
-    private let currentMedia = Locked<VLCMedia?>(nil)
+    private let currentMedia = Protected<VLCMedia?>(nil)
     private let cache = PlaybackCache()
 
     /// Creates a player.
