@@ -1,0 +1,76 @@
+import CLibVLC
+
+/// A renderer (for example a Chromecast) found by a `VLCRendererDiscoverer`; holds its
+/// libvlc item for as long as it exists.
+public final class VLCRendererItem: Sendable {
+    let native: NativePointer
+    /// The renderer's name, for example "Living Room TV".
+    public let name: String
+    /// Its type, for example "chromecast".
+    public let type: String
+    /// An icon URI, if it has one.
+    public let iconURI: String?
+    /// Whether it can play audio and video.
+    public let canAudio: Bool
+    public let canVideo: Bool
+
+    /// Holds `item` (libvlc lends it for the callback only) and copies its fields.
+    init(holding item: OpaquePointer) {
+        native = NativePointer(raw: libvlc_renderer_item_hold(item))
+        name = String(cString: libvlc_renderer_item_name(item))
+        type = String(cString: libvlc_renderer_item_type(item))
+        iconURI = libvlc_renderer_item_icon_uri(item).map { String(cString: $0) }
+        let flags = libvlc_renderer_item_flags(item)
+        canAudio = flags & LIBVLC_RENDERER_CAN_AUDIO != 0
+        canVideo = flags & LIBVLC_RENDERER_CAN_VIDEO != 0
+    }
+
+    // Dropping a reference never blocks or calls back.
+    deinit { libvlc_renderer_item_release(native.raw) }
+}
+
+/// An event of a `VLCRendererDiscoverer`.
+public enum RendererDiscovererEvent: VLCEvent {
+    /// A renderer appeared (`RendererDiscovererItemAdded`).
+    case itemAdded(VLCRendererItem)
+    /// A renderer went away (`RendererDiscovererItemDeleted`).
+    case itemDeleted(VLCRendererItem)
+
+    /// The kinds of renderer discoverer events.
+    public enum Kind: Int, VLCEventKind {
+        case itemAdded, itemDeleted
+
+        public var nativeType: Int32 { 0x502 + Int32(rawValue) }
+        public var index: Int { rawValue }
+    }
+
+    public var kind: Kind {
+        switch self {
+        case .itemAdded: .itemAdded
+        case .itemDeleted: .itemDeleted
+        }
+    }
+
+    /// The renderer the event is about.
+    public var item: VLCRendererItem {
+        switch self {
+        case .itemAdded(let item), .itemDeleted(let item): item
+        }
+    }
+
+    public var description: String { "\(name) item=\(item.name) (\(item.type))" }
+
+    /// Holds the item inside the callback, as libvlc requires for keeping it.
+    init?(native event: libvlc_event_t) {
+        switch event.type {
+        case 0x502:
+            guard let item = event.u.renderer_discoverer_item_added.item else { return nil }
+            self = .itemAdded(VLCRendererItem(holding: item))
+        case 0x503:
+            guard let item = event.u.renderer_discoverer_item_deleted.item else { return nil }
+            self = .itemDeleted(VLCRendererItem(holding: item))
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import CLibVLC
+import Dispatch
+
+/// A renderer discovery service that the installed libvlc offers.
+public struct RendererDiscovererDescription: Sendable, Hashable {
+    /// The name to create a discoverer with, for example "microdns_renderer".
+    public let name: String
+    /// A human-readable name.
+    public let longName: String
+}
+
+/// Finds renderers (Chromecast …) on the network and reports them as events.
+///
+/// `start` and `stop` run on the discoverer's control queue: stopping joins the discovery
+/// thread that sends the events, so raw libvlc hangs when a listener stops its own
+/// discoverer. Here `stop()` is safe from any thread, handlers included.
+public final class VLCRendererDiscoverer: VLCEventSource {
+    let native: NativePointer
+    /// The service's name.
+    public let name: String
+    /// The library the discoverer was created with; kept until the native discoverer is
+    /// released (libvlc's discoverer does not keep its instance alive).
+    public let library: VLCLibrary
+    /// The subscribers of this discoverer.
+    public let eventHub = EventHub<RendererDiscovererEvent>()
+    /// How this discoverer's events are dispatched.
+    public let configuration: any EventsConfiguring
+    private let control: DispatchQueue
+
+    /// The renderer discovery services of the installed libvlc (plugins).
+    public static func available(library: VLCLibrary) -> [RendererDiscovererDescription] {
+        var services: UnsafeMutablePointer<UnsafeMutablePointer<libvlc_rd_description_t>?>?
+        let count = libvlc_renderer_discoverer_list_get(library.native.raw, &services)
+        guard count > 0, let services else { return [] }
+        defer { libvlc_renderer_discoverer_list_release(services, Int(count)) }
+        return (0..<Int(count)).compactMap { index in
+            services[index].map {
+                RendererDiscovererDescription(name: String(cString: $0.pointee.psz_name),
+                                              longName: String(cString: $0.pointee.psz_longname))
+            }
+        }
+    }
+
+    /// Creates a discoverer for the service `name` (see `available(library:)`).
+    ///
+    /// - Throws: `VLCError.creationFailed` when libvlc has no such service.
+    public init(name: String, library: VLCLibrary, configuration: (any EventsConfiguring)? = nil) throws {
+        guard let discoverer = libvlc_renderer_discoverer_new(library.native.raw, name) else {
+            throw VLCError.creationFailed(what: "renderer discoverer \(name)",
+                                          reason: VLCError.lastMessage(or: "no such service"))
+        }
+        native = NativePointer(raw: discoverer)
+        self.name = name
+        self.library = library
+        self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
+        control = ServiceQueues.control(for: "renderers")
+        let handler = EventsHandler(object: self, configuration: self.configuration)
+        eventHub.bind(NativeEventTable(
+            manager: libvlc_renderer_discoverer_event_manager(discoverer),
+            types: RendererDiscovererEvent.Kind.allCases.map(\.nativeType),
+            callback: rendererCallback, handler: handler))
+    }
+
+    deinit {
+        let table = eventHub.finish()
+        let native = native
+        let library = library
+        control.async {
+            table?.detachAll()
+            libvlc_renderer_discoverer_release(native.raw)
+            _ = library
+        }
+    }
+
+    /// Starts discovering; returns once libvlc has started the service.
+    ///
+    /// - Throws: `VLCError.invalidState` when the service cannot start.
+    public func start() async throws {
+        let native = native
+        let started = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            control.async { continuation.resume(returning: libvlc_renderer_discoverer_start(native.raw) == 0) }
+        }
+        if !started {
+            throw VLCError.invalidState("renderer discoverer \(name) did not start: "
+                                        + VLCError.lastMessage(or: "unknown reason"))
+        }
+    }
+
+    /// Stops discovering (queued). Renderers found are not reported as deleted.
+    public func stop() {
+        let native = native
+        control.async { libvlc_renderer_discoverer_stop(native.raw) }
+    }
+
+    /// `stop()`, returning once the service has stopped.
+    public func stopAndWait() async {
+        let native = native
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            control.async {
+                libvlc_renderer_discoverer_stop(native.raw)
+                continuation.resume()
+            }
+        }
+    }
+}
+
+private let rendererCallback: libvlc_callback_t = { event, userData in
+    guard let event, let userData else { return }
+    let handler = Unmanaged<EventsHandler<VLCRendererDiscoverer>>.fromOpaque(userData).takeUnretainedValue()
+    guard let typed = RendererDiscovererEvent(native: event.pointee) else { return }
+    handler.handle(typed) { discoverer, event in discoverer.eventHub.publish(event) }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import MediaEvents
+import XCTest
+
+final class VLCDiscovererTests: XCTestCase {
+    /// The local-folders services are installed with vlc-plugin-base; starting one sends
+    /// Started, its list reports what it finds, stopping sends Ended; a stop from the
+    /// discoverer's own handler does not hang.
+    func testStartStop_whenLocalDirectoriesService() async throws {
+        let library = try VLCLibrary()
+        let services = VLCMediaDiscoverer.available(category: .localDirectories, library: library)
+        XCTAssertTrue(services.contains { $0.name == "audio_dir" }, "\(services)")
+        XCTAssertFalse(VLCMediaDiscoverer.available(library: library).isEmpty)
+        let discoverer = try VLCMediaDiscoverer(name: "audio_dir", library: library)
+        let events = Recorder<MediaDiscovererEvent.Kind>()
+        let listEvents = Recorder<MediaListEvent>()
+        let token = discoverer.observe { [weak discoverer] event in
+            events.record(event.kind)
+            // Stopping from the discoverer's own event (joins the service thread) is queued.
+            if event.kind == .started { discoverer?.stop() }
+        }
+        let listToken = discoverer.mediaList.observe { event in
+            listEvents.record(event)
+            _ = discoverer.mediaList.count
+        }
+        XCTAssertTrue(discoverer.mediaList.isReadOnly)
+        try await withTimeout(30) { try await discoverer.start() }
+        XCTAssertTrue(events.wait(timeout: 30) { $0 == .ended }, "\(events.values)")
+        XCTAssertEqual(events.values, [.started, .ended])
+        XCTAssertEqual(events.values.map(\.name), ["MediaDiscovererStarted", "MediaDiscovererEnded"])
+        // libvlc sends Ended just before it marks the service stopped.
+        XCTAssertTrue(waitUntil(10) { !discoverer.isRunning })
+        print("audio_dir found: \(listEvents.values)")
+        token.cancel()
+        listToken.cancel()
+    }
+
+    /// libvlc 3 accepts any name at creation and refuses to start an unknown service.
+    func testStart_whenServiceUnknown() async throws {
+        let library = try VLCLibrary()
+        let media = try VLCMediaDiscoverer(name: "no-such-service", library: library)
+        let renderers = try VLCRendererDiscoverer(name: "no-such-renderer", library: library)
+        do {
+            try await withTimeout(30) { try await media.start() }
+            XCTFail("an unknown media discovery service started")
+        } catch VLCError.invalidState {}
+        do {
+            try await withTimeout(30) { try await renderers.start() }
+            XCTFail("an unknown renderer discovery service started")
+        } catch VLCError.invalidState {}
+    }
+
+    /// Every renderer service the installed libvlc offers starts (or, without its daemon,
+    /// refuses to) and stops cleanly. No renderer is on the test network, so no ItemAdded is
+    /// expected. Debian 12 offers avahi_renderer, which needs avahi-daemon to start.
+    func testStartStop_whenRendererServicesInstalled() async throws {
+        let library = try VLCLibrary()
+        let services = VLCRendererDiscoverer.available(library: library)
+        print("renderer services: \(services)")
+        for service in services {
+            let discoverer = try VLCRendererDiscoverer(name: service.name, library: library)
+            let token = discoverer.observe { event in print("renderer event: \(event)") }
+            do {
+                try await withTimeout(30) { try await discoverer.start() }
+            } catch VLCError.invalidState(let message) {
+                print("renderer service \(service.name) did not start: \(message)")
+            }
+            try await withTimeout(30) { await discoverer.stopAndWait() }
+            token.cancel()
+        }
+    }
+
+    /// Discoverers dropped right after start: every subscription completes once.
+    func testTeardown_whenRunning() async throws {
+        let library = try VLCLibrary()
+        let completions = Counter()
+        var tokens: [EventSubscription] = []
+        for _ in 0..<5 {
+            let discoverer = try VLCMediaDiscoverer(name: "audio_dir", library: library)
+            tokens.append(discoverer.observe(onCompletion: { completions.increment() }) { _ in })
+            tokens.append(discoverer.mediaList.observe(onCompletion: { completions.increment() }) { _ in })
+            try await withTimeout(30) { try await discoverer.start() }
+        }
+        XCTAssertTrue(completions.wait(forAtLeast: 10, timeout: 30), "\(completions.count)")
+        XCTAssertEqual(completions.count, 10)
+        _ = tokens
+    }
+}
