@@ -1,4 +1,3 @@
-import Synchronization
 
 /// The events of one source as an `AsyncSequence`; make one with `events(_:buffering:)`.
 ///

@@ -1,5 +1,4 @@
 import CLibVLC
-import Synchronization
 
 /// What libvlc may do to parse a media (`libvlc_media_parse_flag_t`).
 public struct ParseOptions: OptionSet, Sendable {
@@ -118,7 +117,7 @@ private final class ParseWaiter: Sendable {
         case finished(Result<ParsedStatus, any Error>)
     }
 
-    private let state = Mutex(State.waiting(nil))
+    private let state = Protected(State.waiting(nil))
 
     func finish(_ result: Result<ParsedStatus, any Error>) {
         let continuation = state.withLock { state -> CheckedContinuation<ParsedStatus, any Error>? in

@@ -1,6 +1,5 @@
 import CLibVLC
 import Dispatch
-import Synchronization
 
 /// How a list player goes on after an item (`libvlc_playback_mode_t`).
 public enum PlaybackMode: Int32, Sendable, CaseIterable, CustomStringConvertible {
@@ -45,7 +44,7 @@ public final class VLCMediaListPlayer: VLCEventSource {
         var mode: PlaybackMode = .default
     }
 
-    private let settings = Mutex(Settings())
+    private let settings = Protected(Settings())
 
     /// Creates a list player with a new `VLCMediaPlayer`.
     ///
