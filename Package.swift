@@ -28,9 +28,10 @@ let package = Package(
             dependencies: ["MediaEvents", "CLibVLC", "CVLCTestSupport"],
             exclude: ["Support/README.md"]
         ),
+        .target(name: "ExampleSupport", dependencies: ["MediaEvents"], path: "Examples/Shared"),
         .executableTarget(
             name: "media-events",
-            dependencies: ["MediaEvents"],
+            dependencies: ["MediaEvents", "ExampleSupport"],
             path: "Examples/media-events",
             resources: [.copy("Resources/sample.wav")]
         ),
