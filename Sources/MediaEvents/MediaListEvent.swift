@@ -1,0 +1,87 @@
+import CLibVLC
+
+/// An event of a `VLCMediaList`. The item is the list's media, retained for the event; the
+/// index is its position in the list when libvlc sent the event.
+public enum MediaListEvent: VLCEvent {
+    /// `item` was inserted at `index` (`MediaListItemAdded`).
+    case itemAdded(VLCMedia, index: Int)
+    /// `item` is about to be inserted at `index` (`MediaListWillAddItem`).
+    case willAddItem(VLCMedia, index: Int)
+    /// `item` was removed from `index` (`MediaListItemDeleted`).
+    case itemDeleted(VLCMedia, index: Int)
+    /// `item` is about to be removed from `index` (`MediaListWillDeleteItem`).
+    case willDeleteItem(VLCMedia, index: Int)
+    /// A discoverer that fills the list has finished (`MediaListEndReached`).
+    case endReached
+
+    /// The kinds of media list events.
+    public enum Kind: Int, VLCEventKind {
+        case itemAdded, willAddItem, itemDeleted, willDeleteItem, endReached
+
+        public var nativeType: Int32 { 0x200 + Int32(rawValue) }
+        public var index: Int { rawValue }
+    }
+
+    public var kind: Kind {
+        switch self {
+        case .itemAdded: .itemAdded
+        case .willAddItem: .willAddItem
+        case .itemDeleted: .itemDeleted
+        case .willDeleteItem: .willDeleteItem
+        case .endReached: .endReached
+        }
+    }
+
+    /// The media the event is about (`nil` for `endReached`).
+    public var item: VLCMedia? {
+        switch self {
+        case .itemAdded(let media, _), .willAddItem(let media, _), .itemDeleted(let media, _),
+             .willDeleteItem(let media, _):
+            media
+        case .endReached:
+            nil
+        }
+    }
+
+    /// The item's index (`nil` for `endReached`).
+    public var itemIndex: Int? {
+        switch self {
+        case .itemAdded(_, let index), .willAddItem(_, let index), .itemDeleted(_, let index),
+             .willDeleteItem(_, let index):
+            index
+        case .endReached:
+            nil
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .endReached: name
+        default: "\(name) index=\(itemIndex ?? -1) item=\(item?.mrl ?? "")"
+        }
+    }
+
+    /// Retains the item libvlc lends (it is released right after a delete); runs inside the
+    /// callback, where the pointer is still valid.
+    init?(native event: libvlc_event_t) {
+        func item(_ media: OpaquePointer?) -> VLCMedia? { media.map(VLCMedia.init(retaining:)) }
+        switch event.type {
+        case 0x200:
+            guard let media = item(event.u.media_list_item_added.item) else { return nil }
+            self = .itemAdded(media, index: Int(event.u.media_list_item_added.index))
+        case 0x201:
+            guard let media = item(event.u.media_list_will_add_item.item) else { return nil }
+            self = .willAddItem(media, index: Int(event.u.media_list_will_add_item.index))
+        case 0x202:
+            guard let media = item(event.u.media_list_item_deleted.item) else { return nil }
+            self = .itemDeleted(media, index: Int(event.u.media_list_item_deleted.index))
+        case 0x203:
+            guard let media = item(event.u.media_list_will_delete_item.item) else { return nil }
+            self = .willDeleteItem(media, index: Int(event.u.media_list_will_delete_item.index))
+        case 0x204:
+            self = .endReached
+        default:
+            return nil
+        }
+    }
+}

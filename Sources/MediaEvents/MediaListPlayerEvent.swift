@@ -1,0 +1,47 @@
+import CLibVLC
+
+/// An event of a `VLCMediaListPlayer`.
+public enum MediaListPlayerEvent: VLCEvent {
+    /// The list was played through: there is no next item (`MediaListPlayerPlayed`).
+    case played
+    /// The list player moved to `item` and started playing it (`MediaListPlayerNextItemSet`);
+    /// the media is retained for the event.
+    case nextItemSet(VLCMedia)
+    /// The list player was stopped (`MediaListPlayerStopped`).
+    case stopped
+
+    /// The kinds of list player events.
+    public enum Kind: Int, VLCEventKind {
+        case played, nextItemSet, stopped
+
+        public var nativeType: Int32 { 0x400 + Int32(rawValue) }
+        public var index: Int { rawValue }
+    }
+
+    public var kind: Kind {
+        switch self {
+        case .played: .played
+        case .nextItemSet: .nextItemSet
+        case .stopped: .stopped
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .nextItemSet(let media): "\(name) item=\(media.mrl)"
+        default: name
+        }
+    }
+
+    /// Retains the item libvlc lends for the callback only.
+    init?(native event: libvlc_event_t) {
+        switch event.type {
+        case 0x400: self = .played
+        case 0x401:
+            guard let item = event.u.media_list_player_next_item_set.item else { return nil }
+            self = .nextItemSet(VLCMedia(retaining: item))
+        case 0x402: self = .stopped
+        default: return nil
+        }
+    }
+}

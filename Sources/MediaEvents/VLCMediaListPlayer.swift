@@ -1,0 +1,208 @@
+import CLibVLC
+import Dispatch
+import Synchronization
+
+/// How a list player goes on after an item (`libvlc_playback_mode_t`).
+public enum PlaybackMode: Int32, Sendable, CaseIterable, CustomStringConvertible {
+    /// Plays the list once, in order.
+    case `default` = 0
+    /// Starts again at the first item after the last one.
+    case loop = 1
+    /// Plays the current item again and again.
+    case `repeat` = 2
+
+    public var description: String {
+        switch self {
+        case .default: "default"
+        case .loop: "loop"
+        case .repeat: "repeat"
+        }
+    }
+}
+
+/// Plays the items of a `VLCMediaList` one after another with a `VLCMediaPlayer`.
+///
+/// libvlc sends the list player's events with the list player's locks held, so raw libvlc
+/// deadlocks when a listener changes the list player's state. Here every control call
+/// (`play`, `pause`, `stop`, `next`, `previous`, playing an index, setting the list or the
+/// mode) is queued on the list player's own control queue and carried out in call order,
+/// so it is safe from any thread, this list player's handlers included. The `…AndWait`
+/// variants return once libvlc has carried the call out.
+///
+/// The player that plays the items is `mediaPlayer`; observe it for playback events.
+public final class VLCMediaListPlayer: VLCEventSource {
+    let native: NativePointer
+    /// The subscribers of this list player.
+    public let eventHub = EventHub<MediaListPlayerEvent>()
+    /// How this list player's events are dispatched.
+    public let configuration: any EventsConfiguring
+    /// The player that plays the items; the list player sets its media.
+    public let mediaPlayer: VLCMediaPlayer
+    private let control: DispatchQueue
+
+    private struct Settings {
+        var list: VLCMediaList?
+        var mode: PlaybackMode = .default
+    }
+
+    private let settings = Mutex(Settings())
+
+    /// Creates a list player with a new `VLCMediaPlayer`.
+    ///
+    /// - Parameters:
+    ///   - library: the libvlc instance.
+    ///   - configuration: how events of the list player and of its new player are
+    ///     dispatched; `nil` uses `VLCLibrary.sharedEventsConfiguration` as it is now.
+    public convenience init(library: VLCLibrary, configuration: (any EventsConfiguring)? = nil) {
+        let configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
+        self.init(mediaPlayer: VLCMediaPlayer(library: library, configuration: configuration),
+                  configuration: configuration)
+    }
+
+    /// Creates a list player that plays its items with `mediaPlayer`.
+    ///
+    /// Do not control `mediaPlayer` directly while the list player plays: the list player
+    /// sets its media and starts it for each item.
+    public init(mediaPlayer: VLCMediaPlayer, configuration: (any EventsConfiguring)? = nil) {
+        guard let listPlayer = libvlc_media_list_player_new(mediaPlayer.library.native.raw) else {
+            preconditionFailure("libvlc_media_list_player_new failed: \(VLCError.lastMessage(or: "out of memory"))")
+        }
+        native = NativePointer(raw: listPlayer)
+        self.mediaPlayer = mediaPlayer
+        self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
+        control = ServiceQueues.control(for: "listplayer")
+        // No events and no other user yet: safe to call inline.
+        libvlc_media_list_player_set_media_player(listPlayer, mediaPlayer.native.raw)
+        let handler = EventsHandler(object: self, configuration: self.configuration)
+        eventHub.bind(NativeEventTable(
+            manager: libvlc_media_list_player_event_manager(listPlayer),
+            types: MediaListPlayerEvent.Kind.allCases.map(\.nativeType),
+            callback: listPlayerCallback, handler: handler))
+    }
+
+    deinit {
+        let table = eventHub.finish()
+        let native = native
+        // Releasing joins the list player's thread, which may be the thread running this
+        // deinit's caller; the control queue never is.
+        control.async {
+            table?.detachAll()
+            libvlc_media_list_player_release(native.raw)
+        }
+    }
+
+    // MARK: Settings
+
+    /// The list to play. Setting it is queued like the other control calls.
+    public var mediaList: VLCMediaList? {
+        get { settings.withLock { $0.list } }
+        set {
+            let previous = settings.withLock { settings in
+                defer { settings.list = newValue }
+                return settings.list
+            }
+            guard let newValue else {
+                // libvlc 3 cannot unset the list; an empty one stands in for it.
+                let empty = libvlc_media_list_new(mediaPlayer.library.native.raw).map(NativePointer.init)
+                perform { player in
+                    guard let empty else { return }
+                    libvlc_media_list_player_set_media_list(player, empty.raw)
+                    libvlc_media_list_release(empty.raw)
+                }
+                _ = previous
+                return
+            }
+            perform { libvlc_media_list_player_set_media_list($0, newValue.native.raw) }
+            // Dropped outside the lock: its deinit may run subscription completions.
+            _ = previous
+        }
+    }
+
+    /// How the list player goes on after an item. Setting it is queued.
+    public var playbackMode: PlaybackMode {
+        get { settings.withLock { $0.mode } }
+        set {
+            settings.withLock { $0.mode = newValue }
+            perform { libvlc_media_list_player_set_playback_mode($0, libvlc_playback_mode_t(UInt32(newValue.rawValue))) }
+        }
+    }
+
+    // MARK: Control
+
+    /// Plays the list from its current item (the first one at first).
+    public func play() { perform { libvlc_media_list_player_play($0) } }
+
+    /// Pauses playback.
+    public func pause() { perform { libvlc_media_list_player_set_pause($0, 1) } }
+
+    /// Resumes paused playback.
+    public func resume() { perform { libvlc_media_list_player_set_pause($0, 0) } }
+
+    /// Stops playback; libvlc sends `Stopped`.
+    public func stop() { perform { libvlc_media_list_player_stop($0) } }
+
+    /// Plays the next item; at the end of the list (in the default mode) libvlc sends
+    /// `Played` instead.
+    public func next() { perform { _ = libvlc_media_list_player_next($0) } }
+
+    /// Plays the previous item, if there is one.
+    public func previous() { perform { _ = libvlc_media_list_player_previous($0) } }
+
+    /// Plays the item at `index`; an index out of range changes nothing.
+    public func play(at index: Int) {
+        guard index >= 0, index <= Int(Int32.max) else { return }
+        perform { _ = libvlc_media_list_player_play_item_at_index($0, Int32(index)) }
+    }
+
+    /// Plays `media`, which must be an item of the list; otherwise nothing changes.
+    public func play(_ media: VLCMedia) {
+        perform { _ = libvlc_media_list_player_play_item($0, media.native.raw) }
+    }
+
+    /// `play()`, returning once libvlc has started the first item.
+    public func playAndWait() async {
+        await performAndWait { libvlc_media_list_player_play($0) }
+    }
+
+    /// `stop()`, returning once playback has stopped.
+    public func stopAndWait() async {
+        await performAndWait { libvlc_media_list_player_stop($0) }
+    }
+
+    /// Waits until every control call made before has been carried out.
+    public func waitForPendingControls() async {
+        await performAndWait { _ in }
+    }
+
+    // MARK: State
+
+    /// The state of the item being played.
+    public var state: PlaybackState {
+        PlaybackState(native: Int32(libvlc_media_list_player_get_state(native.raw).rawValue))
+    }
+
+    /// Whether an item is playing.
+    public var isPlaying: Bool { libvlc_media_list_player_is_playing(native.raw) != 0 }
+
+    private func perform(_ operation: @escaping @Sendable (OpaquePointer) -> Void) {
+        let native = native
+        control.async { operation(native.raw) }
+    }
+
+    private func performAndWait(_ operation: @escaping @Sendable (OpaquePointer) -> Void) async {
+        let native = native
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            control.async {
+                operation(native.raw)
+                continuation.resume()
+            }
+        }
+    }
+}
+
+private let listPlayerCallback: libvlc_callback_t = { event, userData in
+    guard let event, let userData else { return }
+    let handler = Unmanaged<EventsHandler<VLCMediaListPlayer>>.fromOpaque(userData).takeUnretainedValue()
+    guard let typed = MediaListPlayerEvent(native: event.pointee) else { return }
+    handler.handle(typed) { listPlayer, event in listPlayer.eventHub.publish(event) }
+}
