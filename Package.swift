@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .library(name: "MediaEvents", targets: ["MediaEvents"]),
         .executable(name: "media-events", targets: ["media-events"]),
+        .executable(name: "media-daemon", targets: ["media-daemon"]),
     ],
     targets: [
         .systemLibrary(
@@ -34,6 +35,11 @@ let package = Package(
             dependencies: ["MediaEvents", "ExampleSupport"],
             path: "Examples/media-events",
             resources: [.copy("Resources/sample.wav")]
+        ),
+        .executableTarget(
+            name: "media-daemon",
+            dependencies: ["MediaEvents", "ExampleSupport"],
+            path: "Examples/media-daemon"
         ),
     ]
 )

@@ -25,6 +25,7 @@ public enum EventCatalog {
     /// libvlc's names of every event of the sources the programs observe.
     public static var allNames: [String] {
         MediaPlayerEvent.Kind.allCases.map(\.name) + MediaEvent.Kind.allCases.map(\.name)
+            + MediaListEvent.Kind.allCases.map(\.name) + MediaListPlayerEvent.Kind.allCases.map(\.name)
     }
 
     private static let prefixes = ["MediaListPlayer", "MediaListView", "MediaList", "MediaPlayer", "Media"]

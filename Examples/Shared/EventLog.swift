@@ -19,6 +19,7 @@ public final class EventLog: Sendable {
         var fd: Int32
         var seq = 0
         var counts: [String: Int] = [:]
+        var closed = false
     }
 
     /// The output format.
@@ -45,7 +46,26 @@ public final class EventLog: Sendable {
     @discardableResult
     public func write(_ record: EventRecord, context: [(String, JSONValue)] = []) -> Bool {
         guard filter.allows(record) else { return false }
+        return append(record, context: context, closing: false)
+    }
+
+    /// Writes `record` whatever the filter says (a program's own lines).
+    public func writeAlways(_ record: EventRecord) {
+        append(record, context: [], closing: false)
+    }
+
+    /// Writes `record` as the last line: later writes are dropped, so a log that ends with it
+    /// is known to be complete. Returns `false` if the log was already closed.
+    @discardableResult
+    public func close(with record: EventRecord) -> Bool {
+        append(record, context: [], closing: true)
+    }
+
+    @discardableResult
+    private func append(_ record: EventRecord, context: [(String, JSONValue)], closing: Bool) -> Bool {
         state.withLock { state in
+            if state.closed { return false }
+            state.closed = closing
             state.seq += 1
             state.counts[record.name, default: 0] += 1
             let t = elapsed
@@ -65,8 +85,8 @@ public final class EventLog: Sendable {
                 line = "\(String(repeating: " ", count: max(0, 8 - time.count)))\(time)s  \(source) \(record.name)\(extra)\(payload)"
             }
             Self.writeAll(state.fd, line + "\n")
+            return true
         }
-        return true
     }
 
     /// How many times each event name was written so far.

@@ -76,3 +76,23 @@ extension EventRecord {
         value.isFinite ? .double(Double("\(value)") ?? Double(value)) : .null
     }
 }
+
+extension EventRecord {
+    /// A media list event.
+    public init(_ event: MediaListEvent) {
+        var fields: [(String, JSONValue)] = []
+        if let index = event.itemIndex { fields.append(("index", .int(Int64(index)))) }
+        if let item = event.item { fields.append(("mrl", .string(item.mrl))) }
+        self.init(source: "list", name: event.name, fields: fields)
+    }
+
+    /// A list player event.
+    public init(_ event: MediaListPlayerEvent) {
+        let fields: [(String, JSONValue)]
+        switch event {
+        case .nextItemSet(let media): fields = [("mrl", .string(media.mrl))]
+        case .played, .stopped: fields = []
+        }
+        self.init(source: "list-player", name: event.name, fields: fields)
+    }
+}
