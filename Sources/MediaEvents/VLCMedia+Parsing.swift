@@ -1,0 +1,143 @@
+import CLibVLC
+import Synchronization
+
+/// What libvlc may do to parse a media (`libvlc_media_parse_flag_t`).
+public struct ParseOptions: OptionSet, Sendable {
+    public let rawValue: Int32
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+
+    /// Parse local files only (no options set).
+    public static let local: ParseOptions = []
+    /// Parse network media too.
+    public static let network = ParseOptions(rawValue: 0x01)
+    /// Fetch artwork from local files.
+    public static let fetchLocal = ParseOptions(rawValue: 0x02)
+    /// Fetch artwork from the network.
+    public static let fetchNetwork = ParseOptions(rawValue: 0x04)
+    /// Let libvlc ask questions (login dialogs); without a dialog handler they are cancelled.
+    public static let interact = ParseOptions(rawValue: 0x08)
+}
+
+extension VLCMedia {
+    /// Starts parsing in the background; libvlc then sends `MediaParsedChanged` with the
+    /// result, and `MediaMetaChanged`, `MediaDurationChanged`, `MediaSubItemAdded`,
+    /// `MediaSubItemTreeAdded` as it finds things. Observe before calling this to see them.
+    ///
+    /// libvlc 3 parses a media once: a later call throws (libvlc 3.0.24 refuses it) unless
+    /// the last result was `skipped`.
+    ///
+    /// - Parameters:
+    ///   - options: what libvlc may do.
+    ///   - timeout: `nil` uses libvlc's default (`--preparse-timeout`, 5 s); otherwise at
+    ///     least one millisecond.
+    /// - Throws: `VLCError.parseFailed` when libvlc refuses to start.
+    public func startParsing(options: ParseOptions = .local, timeout: Duration? = nil) throws {
+        let status = libvlc_media_parse_with_options(
+            native.raw, libvlc_media_parse_flag_t(rawValue: UInt32(options.rawValue)), Self.milliseconds(timeout))
+        if status != 0 {
+            throw VLCError.parseFailed(mrl: mrl, status: VLCError.lastMessage(or: "libvlc refused to parse"))
+        }
+    }
+
+    /// Stops a parse in progress; libvlc then reports it as ended.
+    public func stopParsing() {
+        libvlc_media_parse_stop(native.raw)
+    }
+
+    /// Parses the media and returns how parsing ended.
+    ///
+    /// Returns `.done`, `.failed` (a missing, empty or unreadable file), `.timeout` (libvlc
+    /// gave up after `timeout`) or `.skipped` (for example a network media with `.local`):
+    /// a failure is a result, not an error. Afterwards `meta(_:)`, `tracks`, `duration` and
+    /// `subItems` show what was found; a playlist file (`.m3u` …) has its entries as
+    /// sub-items. When the media was parsed before, returns that result at once. libvlc
+    /// reports `.done` for a file it can open but not decode (random bytes): check `tracks`.
+    ///
+    /// - Parameters:
+    ///   - options: what libvlc may do.
+    ///   - timeout: `nil` uses libvlc's default (`--preparse-timeout`, 5 s).
+    /// - Throws: `VLCError.parseFailed` when libvlc refuses to start, `CancellationError`
+    ///   when the task is cancelled (the parse is then stopped).
+    public func parse(options: ParseOptions = .local, timeout: Duration? = nil) async throws -> ParsedStatus {
+        let waiter = ParseWaiter()
+        // Subscribed before parsing starts, so the result cannot slip by.
+        let subscription = observe(.parsedChanged, onCompletion: {
+            waiter.finish(.failure(VLCError.sourceEnded(waitingFor: "MediaParsedChanged")))
+        }) { event in
+            if case .parsedChanged(let status) = event, status != .none {
+                waiter.finish(.success(status))
+            }
+        }
+        defer { subscription.cancel() }
+        do {
+            try startParsing(options: options, timeout: timeout)
+        } catch {
+            // libvlc 3.0.24 refuses to parse a media that was parsed before.
+            let status = parsedStatus
+            if status != .none { return status }
+            throw error
+        }
+        // Finished already (the event may have gone to the subscription too: finish is
+        // idempotent).
+        let status = parsedStatus
+        if status != .none { waiter.finish(.success(status)) }
+        return try await withTaskCancellationHandler {
+            try await waiter.wait()
+        } onCancel: {
+            waiter.finish(.failure(CancellationError()))
+            libvlc_media_parse_stop(native.raw)
+        }
+    }
+
+    /// The sub-items found by parsing (the entries of a playlist), in order.
+    public var subItems: [VLCMedia] {
+        subItemList.items
+    }
+
+    /// The list libvlc fills with the sub-items; observe it to see them arrive. Read-only.
+    public var subItemList: VLCMediaList {
+        guard let list = libvlc_media_subitems(native.raw) else {
+            preconditionFailure("libvlc_media_subitems failed: \(VLCError.lastMessage(or: "out of memory"))")
+        }
+        return VLCMediaList(adopting: list, configuration: configuration)
+    }
+
+    private static func milliseconds(_ timeout: Duration?) -> Int32 {
+        guard let timeout else { return -1 }
+        let (seconds, attoseconds) = timeout.components
+        let ms = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        // 0 would mean "no timeout" to libvlc.
+        return Int32(clamping: max(1, ms))
+    }
+}
+
+/// One parse result, delivered once, to a waiter that may arrive before or after it.
+private final class ParseWaiter: Sendable {
+    private enum State {
+        case waiting(CheckedContinuation<ParsedStatus, any Error>?)
+        case finished(Result<ParsedStatus, any Error>)
+    }
+
+    private let state = Mutex(State.waiting(nil))
+
+    func finish(_ result: Result<ParsedStatus, any Error>) {
+        let continuation = state.withLock { state -> CheckedContinuation<ParsedStatus, any Error>? in
+            guard case .waiting(let continuation) = state else { return nil }
+            state = .finished(result)
+            return continuation
+        }
+        continuation?.resume(with: result)
+    }
+
+    func wait() async throws -> ParsedStatus {
+        try await withCheckedThrowingContinuation { continuation in
+            let result = state.withLock { state -> Result<ParsedStatus, any Error>? in
+                switch state {
+                case .finished(let result): return result
+                case .waiting: state = .waiting(continuation); return nil
+                }
+            }
+            if let result { continuation.resume(with: result) }
+        }
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import MediaEvents
+import XCTest
+
+final class VLCMediaListPlayerTests: XCTestCase {
+    private func wavList(_ count: Int, _ library: VLCLibrary) throws -> (VLCMediaList, [URL]) {
+        let urls = try (0..<count).map { try TestMedia.wav(seconds: 0.3, name: "item\($0).wav") }
+        let list = VLCMediaList(media: urls.map { VLCMedia(url: $0, library: library) }, library: library)
+        return (list, urls)
+    }
+
+    /// A generated list plays through: NextItemSet for each item in order, then Played at the
+    /// end; `stop()` then gives Stopped.
+    func testPlay_whenListPlaysToTheEnd() throws {
+        let library = try VLCLibrary()
+        let (list, urls) = try wavList(3, library)
+        let listPlayer = VLCMediaListPlayer(library: library)
+        listPlayer.mediaList = list
+        let events = Recorder<MediaListPlayerEvent>()
+        let playerEnds = Counter()
+        let token = listPlayer.observe { events.record($0) }
+        let playerToken = listPlayer.mediaPlayer.observe(.endReached) { _ in playerEnds.increment() }
+        listPlayer.play()
+        XCTAssertTrue(events.wait(timeout: 30) { $0.kind == .played }, "\(events.values)")
+        listPlayer.stop()
+        XCTAssertTrue(events.wait(timeout: 30) { $0.kind == .stopped }, "\(events.values)")
+        let kinds = events.values.map(\.kind)
+        XCTAssertEqual(kinds, [.nextItemSet, .nextItemSet, .nextItemSet, .played, .stopped])
+        let played = events.values.compactMap { event -> String? in
+            if case .nextItemSet(let media) = event { return URL(string: media.mrl)?.lastPathComponent }
+            return nil
+        }
+        XCTAssertEqual(played, urls.map(\.lastPathComponent))
+        XCTAssertEqual(playerEnds.count, 3)
+        XCTAssertEqual(events.values.map(\.name),
+                       ["MediaListPlayerNextItemSet", "MediaListPlayerNextItemSet",
+                        "MediaListPlayerNextItemSet", "MediaListPlayerPlayed", "MediaListPlayerStopped"])
+        token.cancel()
+        playerToken.cancel()
+    }
+
+    /// A handler that stops the list player from its own NextItemSet (raw libvlc deadlocks):
+    /// Stopped arrives and nothing else is played.
+    func testStop_whenCalledFromOwnHandler() throws {
+        let library = try VLCLibrary()
+        for configuration in [EventsDefaultConfiguration() as any EventsConfiguring,
+                              EventsQueueConfiguration(queue: DispatchQueue(label: "h"), isAsync: false)] {
+            let (list, _) = try wavList(3, library)
+            let listPlayer = VLCMediaListPlayer(library: library, configuration: configuration)
+            listPlayer.mediaList = list
+            let events = Recorder<MediaListPlayerEvent.Kind>()
+            let token = listPlayer.observe { [weak listPlayer] event in
+                events.record(event.kind)
+                if event.kind == .nextItemSet {
+                    listPlayer?.stop()
+                    _ = listPlayer?.state
+                    listPlayer?.playbackMode = .loop
+                }
+            }
+            listPlayer.play()
+            XCTAssertTrue(events.wait(timeout: 30) { $0 == .stopped }, "\(events.values)")
+            let finished = runWithDeadline(30, "waiting for the list player's queue") {
+                let done = DispatchSemaphore(value: 0)
+                Task { await listPlayer.waitForPendingControls(); done.signal() }
+                done.wait()
+            }
+            XCTAssertTrue(finished)
+            XCTAssertEqual(events.values, [.nextItemSet, .stopped])
+            XCTAssertFalse(listPlayer.isPlaying)
+            token.cancel()
+        }
+    }
+
+    private static func name(_ event: MediaListPlayerEvent) -> String {
+        switch event {
+        case .nextItemSet(let media): URL(string: media.mrl)!.lastPathComponent
+        default: event.name
+        }
+    }
+
+    /// play(at:) starts that item (libvlc 3 sends no NextItemSet for it: the player's
+    /// MediaChanged shows it), then the list goes on from there to its end.
+    func testPlayAtIndex_whenListSet() throws {
+        let library = try VLCLibrary()
+        let (list, _) = try wavList(3, library)
+        let listPlayer = VLCMediaListPlayer(library: library)
+        listPlayer.mediaList = list
+        let events = Recorder<String>()
+        let token = listPlayer.observe { events.record(Self.name($0)) }
+        let playerToken = listPlayer.mediaPlayer.observe(.mediaChanged) { event in
+            if case .mediaChanged(let media?) = event {
+                events.record("player:" + URL(string: media.mrl)!.lastPathComponent)
+            }
+        }
+        listPlayer.play(at: 1)
+        XCTAssertTrue(events.wait(timeout: 30) { $0 == "MediaListPlayerPlayed" }, "\(events.values)")
+        XCTAssertEqual(events.values, ["player:item1.wav", "player:item2.wav", "item2.wav",
+                                       "MediaListPlayerPlayed"])
+        listPlayer.play(at: 7)
+        listPlayer.stop()
+        XCTAssertTrue(events.wait(timeout: 30) { $0 == "MediaListPlayerStopped" }, "\(events.values)")
+        token.cancel()
+        playerToken.cancel()
+    }
+
+    /// next() moves on at once; the loop mode starts again after the last item; the repeat
+    /// mode plays the current item again (libvlc 3 needs a current item for it: `play()` in
+    /// the repeat mode with none sends Played, so the test starts with `play(at:)`).
+    func testNextAndPlaybackModes_whenPlaying() throws {
+        let library = try VLCLibrary()
+        for mode in [PlaybackMode.loop, .repeat] {
+            let (list, _) = try wavList(2, library)
+            let listPlayer = VLCMediaListPlayer(library: library)
+            listPlayer.mediaList = list
+            listPlayer.playbackMode = mode
+            XCTAssertEqual(listPlayer.playbackMode, mode)
+            let events = Recorder<String>()
+            let token = listPlayer.observe { events.record(Self.name($0)) }
+            if mode == .loop {
+                listPlayer.play()
+                listPlayer.next()
+            } else {
+                listPlayer.play(at: 0)
+            }
+            XCTAssertTrue(events.wait(forCount: 5, timeout: 30), "\(mode): \(events.values)")
+            listPlayer.stop()
+            XCTAssertTrue(events.wait(timeout: 30) { $0 == "MediaListPlayerStopped" })
+            let seen = Array(events.values.prefix(5))
+            switch mode {
+            case .loop:
+                XCTAssertEqual(seen, ["item0.wav", "item1.wav", "item0.wav", "item1.wav", "item0.wav"])
+            default:
+                XCTAssertEqual(seen, Array(repeating: "item0.wav", count: 5))
+            }
+            XCTAssertFalse(events.values.contains("MediaListPlayerPlayed"))
+            token.cancel()
+        }
+    }
+
+    /// Dropping list players (and their lists) while they play and send events: every
+    /// subscription completes once, nothing hangs or crashes.
+    func testTeardown_whenPlayingAndEventsInFlight() throws {
+        let library = try VLCLibrary()
+        let completions = Counter()
+        let iterations = 8
+        var tokens: [EventSubscription] = []
+        let url = try TestMedia.wav(seconds: 0.2)
+        for round in 0..<iterations {
+            var listPlayer: VLCMediaListPlayer? = VLCMediaListPlayer(library: library)
+            var list: VLCMediaList? = VLCMediaList(media: [VLCMedia(url: url, library: library),
+                                                           VLCMedia(url: url, library: library)],
+                                                   library: library)
+            listPlayer!.mediaList = list
+            tokens.append(listPlayer!.observe(onCompletion: { completions.increment() }) { _ in })
+            tokens.append(list!.observe(onCompletion: { completions.increment() }) { _ in })
+            listPlayer!.play()
+            if round % 2 == 1 { usleep(150_000) }
+            listPlayer = nil
+            list = nil
+        }
+        XCTAssertTrue(completions.wait(forAtLeast: 2 * iterations, timeout: 30), "\(completions.count)")
+        XCTAssertEqual(completions.count, 2 * iterations)
+        _ = tokens
+    }
+}

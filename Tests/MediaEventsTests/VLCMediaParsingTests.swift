@@ -1,0 +1,192 @@
+import Foundation
+import Glibc
+import MediaEvents
+import XCTest
+
+final class VLCMediaParsingTests: XCTestCase {
+    /// Runs an async body with a deadline and fails (instead of hanging) past it.
+    private func parse(_ media: VLCMedia, options: ParseOptions = .local, timeout: Duration? = nil,
+                       file: StaticString = #filePath, line: UInt = #line) async throws -> ParsedStatus {
+        try await withTimeout(30) { try await media.parse(options: options, timeout: timeout) }
+    }
+
+    func testParse_whenWAV() async throws {
+        let library = try VLCLibrary()
+        let media = VLCMedia(url: try TestMedia.wav(seconds: 0.5, sampleRate: 22050, channels: 2), library: library)
+        let events = Recorder<MediaEvent>()
+        let token = media.observe { events.record($0) }
+        let status = try await parse(media)
+        XCTAssertEqual(status, .done)
+        XCTAssertEqual(media.parsedStatus, .done)
+        XCTAssertEqual(media.duration, 500)
+        let tracks = media.tracks
+        XCTAssertEqual(tracks.count, 1)
+        XCTAssertEqual(tracks.first?.type, .audio)
+        XCTAssertEqual(tracks.first?.audioChannels, 2)
+        XCTAssertEqual(tracks.first?.audioRate, 22050)
+        XCTAssertFalse(tracks.first?.codecDescription.isEmpty ?? true)
+        XCTAssertNotNil(media.meta(.title))
+        XCTAssertTrue(events.wait(timeout: 10) { if case .parsedChanged(.done) = $0 { true } else { false } })
+        XCTAssertTrue(events.values.contains { if case .durationChanged(500) = $0 { true } else { false } },
+                      "\(events.values)")
+        XCTAssertTrue(events.values.contains { $0.kind == .metaChanged }, "\(events.values)")
+        XCTAssertEqual(events.values.filter { $0.kind == .parsedChanged }.map(\.name), ["MediaParsedChanged"])
+        // Parsed before: returns the same result at once, without a second event.
+        let again = try await parse(media)
+        XCTAssertEqual(again, .done)
+        token.cancel()
+    }
+
+    /// A generated .m3u expands into its entries: SubItemAdded for each, in order, then
+    /// SubItemTreeAdded; `subItems` and the sub-item list show them.
+    func testParse_whenM3UPlaylist() async throws {
+        let library = try VLCLibrary()
+        let entries = try (0..<3).map { try TestMedia.wav(seconds: 0.2, name: "entry\($0).wav") }
+        let media = VLCMedia(url: try TestMedia.m3u(entries: entries), library: library)
+        let added = Recorder<String>()
+        let trees = Counter()
+        let listEvents = Recorder<MediaListEvent.Kind>()
+        let subList = media.subItemList
+        XCTAssertTrue(subList.isReadOnly)
+        let listToken = subList.observe { event in
+            listEvents.record(event.kind)
+            if event.kind == .endReached { return }
+            // Read inside the list's own event (libvlc holds the list's lock here).
+            XCTAssertEqual(subList.count, (event.itemIndex ?? 0) + (event.kind == .itemAdded ? 1 : 0))
+        }
+        let token = media.observe { event in
+            switch event {
+            case .subItemAdded(let item): added.record(URL(string: item.mrl)!.lastPathComponent)
+            case .subItemTreeAdded: trees.increment()
+            default: break
+            }
+        }
+        let status = try await parse(media)
+        XCTAssertEqual(status, .done)
+        XCTAssertEqual(added.values, entries.map(\.lastPathComponent))
+        XCTAssertTrue(trees.wait(forAtLeast: 1, timeout: 10))
+        XCTAssertEqual(media.subItems.map { URL(string: $0.mrl)!.lastPathComponent }, entries.map(\.lastPathComponent))
+        XCTAssertTrue(listEvents.wait(forCount: 7, timeout: 10))
+        XCTAssertEqual(listEvents.values,
+                       Array(repeating: [.willAddItem, .itemAdded], count: 3).flatMap { $0 } + [.endReached])
+        // The sub-items parse like any media.
+        let firstStatus = try await parse(media.subItems[0])
+        XCTAssertEqual(firstStatus, .done)
+        token.cancel()
+        listToken.cancel()
+    }
+
+    /// Broken inputs end cleanly with a status, never hang.
+    func testParse_whenMissingEmptyOrCorrupt() async throws {
+        let library = try VLCLibrary()
+        let wav = try TestMedia.wav(seconds: 0.5)
+        let inputs: [(String, URL)] = [
+            ("missing", try TestMedia.missing()),
+            ("empty", try TestMedia.empty()),
+            ("random bytes", try TestMedia.randomBytes(count: 4096, name: "random.wav")),
+            ("truncated header", try TestMedia.truncated(from: wav, keepingBytes: 20)),
+        ]
+        for (label, url) in inputs {
+            let media = VLCMedia(url: url, library: library)
+            let status = try await parse(media, timeout: .seconds(5))
+            print("parse \(label): \(status), tracks \(media.tracks)")
+            XCTAssertNotEqual(status, .none, label)
+            if label == "missing" || label == "empty" {
+                XCTAssertTrue([.failed, .timeout].contains(status), "\(label): \(status)")
+            } else {
+                // libvlc 3.0.24 opens these and reports done, with nothing decodable in them.
+                XCTAssertTrue([.failed, .timeout].contains(status) || media.tracks.isEmpty, "\(label): \(status)")
+            }
+        }
+    }
+
+    /// A network media whose server never answers times out; a refused connection fails.
+    func testParse_whenNetworkTimesOutOrFails() async throws {
+        let library = try VLCLibrary()
+        let silent = try SilentServer()
+        defer { silent.close() }
+        let stalled = VLCMedia(url: URL(string: "http://127.0.0.1:\(silent.port)/a.wav")!, library: library)
+        let stalledStatus = try await parse(stalled, options: .network, timeout: .milliseconds(500))
+        XCTAssertEqual(stalledStatus, .timeout)
+        let refused = VLCMedia(url: URL(string: "http://127.0.0.1:\(try LocalHTTPServer.closedPort())/a.wav")!,
+                               library: library)
+        let refusedStatus = try await parse(refused, options: .network, timeout: .seconds(10))
+        XCTAssertEqual(refusedStatus, .failed)
+        let local = VLCMedia(url: URL(string: "http://127.0.0.1:\(silent.port)/b.wav")!, library: library)
+        let localStatus = try await parse(local, options: .local)
+        XCTAssertEqual(localStatus, .skipped)
+    }
+
+    /// Cancelling the awaiting task ends the wait with CancellationError.
+    func testParse_whenCancelled() async throws {
+        let library = try VLCLibrary()
+        let silent = try SilentServer()
+        defer { silent.close() }
+        let media = VLCMedia(url: URL(string: "http://127.0.0.1:\(silent.port)/c.wav")!, library: library)
+        let task = Task { try await media.parse(options: .network, timeout: .seconds(20)) }
+        try await Task.sleep(for: .milliseconds(100))
+        task.cancel()
+        do {
+            let status = try await withTimeout(10) { try await task.value }
+            XCTFail("expected cancellation, got \(status)")
+        } catch is CancellationError {
+        }
+    }
+
+    /// Media dropped while their parse events are in flight (handlers still queued): no
+    /// crash, every subscription completes once.
+    func testTeardown_whenParseEventsInFlight() throws {
+        let library = try VLCLibrary()
+        let url = try TestMedia.m3u(entries: try (0..<3).map { try TestMedia.wav(seconds: 0.1, name: "e\($0).wav") })
+        let queue = DispatchQueue(label: "slow media handlers")
+        let completions = Counter()
+        let iterations = 20
+        var tokens: [EventSubscription] = []
+        var media: [VLCMedia] = []
+        let delivered = Counter()
+        for _ in 0..<iterations {
+            let item = VLCMedia(url: url, library: library,
+                                configuration: EventsQueueConfiguration(queue: queue, isAsync: true))
+            tokens.append(item.observe(onCompletion: { completions.increment() }) { _ in
+                delivered.increment()
+                usleep(2000)
+            })
+            try item.startParsing()
+            media.append(item)
+        }
+        // Dropped once deliveries have begun, while later ones are still queued.
+        XCTAssertTrue(delivered.wait(forAtLeast: 1, timeout: 20))
+        media.removeAll()
+        XCTAssertTrue(completions.wait(forAtLeast: iterations, timeout: 30), "\(completions.count)")
+        XCTAssertEqual(completions.count, iterations)
+        _ = tokens
+    }
+}
+
+/// A TCP server that accepts connections into its backlog and never answers.
+// TODO: move to Support
+final class SilentServer: Sendable {
+    let port: UInt16
+    private let fd: Int32
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.fd = fd
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 16) == 0 else { throw TestMedia.Failure(description: "silent server") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        port = UInt16(bigEndian: address.sin_port)
+        _ = self.fd
+    }
+
+    func close() { _ = Glibc.close(fd) }
+}
