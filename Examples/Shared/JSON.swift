@@ -7,6 +7,8 @@ public enum JSONValue: Sendable, Equatable {
     case null
     /// A nested object, fields in the given order.
     case object([(String, JSONValue)])
+    /// An array.
+    case array([JSONValue])
 
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         lhs.encoded == rhs.encoded
@@ -29,6 +31,13 @@ public enum JSONValue: Sendable, Equatable {
         case .bool(let flag): out += flag ? "true" : "false"
         case .null: out += "null"
         case .object(let fields): JSON.appendObject(fields, to: &out)
+        case .array(let values):
+            out += "["
+            for (index, value) in values.enumerated() {
+                if index > 0 { out += "," }
+                value.append(to: &out)
+            }
+            out += "]"
         }
     }
 }
