@@ -36,6 +36,9 @@ let package = Package(
             path: "Examples/media-events",
             resources: [.copy("Resources/sample.wav")]
         ),
+        // Runs the built example programs as a user would; the Support files it shares with
+        // MediaEventsTests are symbolic links to them (no copies).
+        .testTarget(name: "ExamplesTests", path: "Tests/ExamplesTests"),
         .executableTarget(
             name: "media-daemon",
             dependencies: ["MediaEvents", "ExampleSupport"],
