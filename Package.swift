@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .library(name: "MediaEvents", targets: ["MediaEvents"]),
         .executable(name: "media-events", targets: ["media-events"]),
+        .executable(name: "media-daemon", targets: ["media-daemon"]),
     ],
     targets: [
         .systemLibrary(
@@ -28,11 +29,20 @@ let package = Package(
             dependencies: ["MediaEvents", "CLibVLC", "CVLCTestSupport"],
             exclude: ["Support/README.md"]
         ),
+        .target(name: "ExampleSupport", dependencies: ["MediaEvents"], path: "Examples/Shared"),
         .executableTarget(
             name: "media-events",
-            dependencies: ["MediaEvents"],
+            dependencies: ["MediaEvents", "ExampleSupport"],
             path: "Examples/media-events",
             resources: [.copy("Resources/sample.wav")]
+        ),
+        // Runs the built example programs as a user would; the Support files it shares with
+        // MediaEventsTests are symbolic links to them (no copies).
+        .testTarget(name: "ExamplesTests", path: "Tests/ExamplesTests"),
+        .executableTarget(
+            name: "media-daemon",
+            dependencies: ["MediaEvents", "ExampleSupport"],
+            path: "Examples/media-daemon"
         ),
     ]
 )

@@ -1,0 +1,143 @@
+import Dispatch
+import Glibc
+
+/// Writes events one per line, as text or JSON Lines, in the order `write` is called.
+///
+/// One lock serializes numbering and writing, so a line's `seq` is its position in the output
+/// even when events arrive on several libvlc threads or queues. Each line is one `write(2)`:
+/// nothing is buffered, so the log is complete whenever the process exits.
+public final class EventLog: Sendable {
+    /// The output format.
+    public enum Format: Sendable {
+        /// `   0.012s  player  MediaPlayerPlaying` lines.
+        case text
+        /// One JSON object per line.
+        case json
+    }
+
+    private struct State {
+        var fd: Int32
+        var seq = 0
+        var counts: [String: Int] = [:]
+        var closed = false
+    }
+
+    /// The output format.
+    public let format: Format
+    /// Which events are written.
+    public let filter: EventFilter
+    private let start = DispatchTime.now()
+    private let state: Guarded<State>
+
+    /// A log writing to `fd` (standard output by default). The log does not close `fd`.
+    public init(format: Format, filter: EventFilter = EventFilter(), fd: Int32 = STDOUT_FILENO) {
+        self.format = format
+        self.filter = filter
+        state = Guarded(State(fd: fd))
+    }
+
+    /// Seconds since the log was created.
+    public var elapsed: Double {
+        Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+    }
+
+    /// Writes `record` if the filter allows it, with `context` fields (such as the item
+    /// number) between the event name and its payload. Returns whether it was written.
+    @discardableResult
+    public func write(_ record: EventRecord, context: [(String, JSONValue)] = []) -> Bool {
+        guard filter.allows(record) else { return false }
+        return append(record, context: context, closing: false)
+    }
+
+    /// Writes `record` whatever the filter says (a program's own lines).
+    public func writeAlways(_ record: EventRecord) {
+        append(record, context: [], closing: false)
+    }
+
+    /// Writes `record` as the last line: later writes are dropped, so a log that ends with it
+    /// is known to be complete. Returns `false` if the log was already closed.
+    @discardableResult
+    public func close(with record: EventRecord) -> Bool {
+        append(record, context: [], closing: true)
+    }
+
+    @discardableResult
+    private func append(_ record: EventRecord, context: [(String, JSONValue)], closing: Bool) -> Bool {
+        state.withLock { state in
+            if state.closed { return false }
+            state.closed = closing
+            state.seq += 1
+            state.counts[record.name, default: 0] += 1
+            let t = elapsed
+            let line: String
+            switch format {
+            case .json:
+                let head: [(String, JSONValue)] = [
+                    ("seq", .int(Int64(state.seq))), ("t", .double((t * 1e6).rounded() / 1e6)),
+                    ("source", .string(record.source)), ("event", .string(record.name)),
+                ]
+                line = JSON.line(head + context + record.fields)
+            case .text:
+                let time = String(t, decimals: 3)
+                let source = record.source.padding(toLength: 11, withPad: " ", startingAt: 0)
+                let extra = (context.isEmpty ? "" : " " + EventRecord(source: "", name: "", fields: context).fieldText)
+                let payload = record.fields.isEmpty ? "" : " " + record.fieldText
+                line = "\(String(repeating: " ", count: max(0, 8 - time.count)))\(time)s  \(source) \(record.name)\(extra)\(payload)"
+            }
+            Self.writeAll(state.fd, line + "\n")
+            return true
+        }
+    }
+
+    /// How many times each event name was written so far.
+    public var counts: [String: Int] { state.withLock { $0.counts } }
+
+    /// The number of lines written so far.
+    public var lineCount: Int { state.withLock { $0.seq } }
+
+    /// Points the log at another file descriptor (after reopening a log file); returns the
+    /// previous one, which the caller closes.
+    public func replaceOutput(with fd: Int32) -> Int32 {
+        state.withLock { state in
+            defer { state.fd = fd }
+            return state.fd
+        }
+    }
+
+    /// Waits until everything written has reached the file (no-op for a pipe or terminal).
+    public func sync() {
+        state.withLock { state in _ = fsync(state.fd) }
+    }
+
+    static func writeAll(_ fd: Int32, _ text: String) {
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeMutableBytes { buffer in
+                Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return  // a closed pipe or full disk: nothing sensible left to do with the line
+            }
+            offset += written
+        }
+    }
+}
+
+extension String {
+    /// `value` with exactly `decimals` digits after the point (no Foundation formatting).
+    public init(_ value: Double, decimals: Int) {
+        var scale = 1.0
+        for _ in 0..<decimals { scale *= 10 }
+        let scaled = Int64((value * scale).rounded())
+        let whole = scaled / Int64(scale)
+        let fraction = String(abs(scaled % Int64(scale)))
+        self = "\(whole).\(String(repeating: "0", count: decimals - fraction.count))\(fraction)"
+    }
+}
+
+/// Writes one line to standard error.
+public func printError(_ message: String) {
+    EventLog.writeAll(STDERR_FILENO, message + "\n")
+}

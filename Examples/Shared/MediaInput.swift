@@ -1,0 +1,21 @@
+import Foundation
+import MediaEvents
+
+/// Turns a command-line or playlist entry into a media.
+public enum MediaInput {
+    /// A URL when `text` has a scheme (`http://…`, `file:///…`), otherwise a local path.
+    /// `nil` when it looks like a URL but is not a valid one.
+    public static func media(_ text: String, library: VLCLibrary,
+                             configuration: (any EventsConfiguring)? = nil) -> VLCMedia? {
+        if text.contains("://") {
+            guard let url = URL(string: text) else { return nil }
+            return VLCMedia(url: url, library: library, configuration: configuration)
+        }
+        return VLCMedia(path: text, library: library, configuration: configuration)
+    }
+
+    /// libvlc's arguments: headless, with the dummy audio output unless `audio` is set.
+    public static func libraryArguments(audio: Bool) -> [String] {
+        audio ? VLCLibrary.headlessArguments.filter { !$0.hasPrefix("--aout") } : VLCLibrary.headlessArguments
+    }
+}

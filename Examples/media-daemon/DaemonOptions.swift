@@ -1,0 +1,76 @@
+import ExampleSupport
+import Glibc
+
+/// The help text of `media-daemon`.
+let usage = """
+    usage: media-daemon [options] [MEDIA...]
+
+    Plays a playlist headless through a list player and logs every event of the list player,
+    its player and the media as JSON Lines. An item that fails is logged and skipped.
+      --playlist FILE    read the playlist from FILE: one path or URL per line (.m3u: lines
+                         starting with # are skipped; relative paths are relative to FILE);
+                         MEDIA arguments are played after its entries
+      --loop             start again at the first item after the last one
+      --exit-at-end      exit 0 once the playlist has been played (default: stay idle until
+                         a signal, SIGHUP plays the playlist again)
+      --log FILE         append the log to FILE instead of standard output (reopened on SIGHUP)
+      --no-progress      leave out TimeChanged, PositionChanged, Buffering, AudioVolume
+      --dispatch MODE    inline (default), queue-async or queue-sync
+      --audio            real audio output (default: none, and no real-time pacing)
+
+    Signals: SIGTERM, SIGINT  stop playback, write the last line, exit 0 (within 2 s)
+             SIGHUP           re-read the playlist (and reopen the log), play from the start
+             SIGUSR1          write a "Status" line: item, state, time, counts
+    The daemon's own lines have "source":"daemon": Started, ItemFailed, PlaylistEnded,
+    Reloaded, ReloadFailed, Status, Stopping, Exited.
+    Exit status: 0 after a signal or --exit-at-end; 1 the playlist or log could not be opened
+    at start; 2 usage error.
+    """
+
+/// The options of `media-daemon`.
+struct DaemonOptions {
+    var playlistFile: String?
+    var arguments: [String] = []
+    var loop = false
+    var exitAtEnd = false
+    var logFile: String?
+    var filter = EventFilter()
+    var dispatch = DispatchMode.inline
+    var audio = false
+
+    static func parse(_ arguments: [String]) throws -> DaemonOptions {
+        var options = DaemonOptions()
+        var reader = ArgumentReader(arguments)
+        var onlyOptions = false
+        while let argument = reader.next() {
+            if onlyOptions || !argument.hasPrefix("-") || argument == "-" {
+                options.arguments.append(argument)
+                continue
+            }
+            switch argument {
+            case "--": onlyOptions = true
+            case "--playlist": options.playlistFile = try reader.value(for: argument)
+            case "--loop": options.loop = true
+            case "--exit-at-end": options.exitAtEnd = true
+            case "--log": options.logFile = try reader.value(for: argument)
+            case "--no-progress": options.filter.dropProgress = true
+            case "--dispatch":
+                let value = try reader.value(for: argument)
+                guard let mode = DispatchMode(rawValue: value) else {
+                    throw UsageError("--dispatch must be \(DispatchMode.choices), not '\(value)'")
+                }
+                options.dispatch = mode
+            case "--audio": options.audio = true
+            case "-h", "--help":
+                print(usage)
+                exit(0)
+            default: throw UsageError("unknown option \(argument)")
+            }
+            if reader.hasAttachedValue { throw UsageError("\(argument) takes no value") }
+        }
+        guard options.playlistFile != nil || !options.arguments.isEmpty else {
+            throw UsageError("nothing to play: give --playlist FILE or MEDIA arguments")
+        }
+        return options
+    }
+}

@@ -1,0 +1,53 @@
+import Dispatch
+import ExampleSupport
+import Glibc
+import MediaEvents
+
+// media-daemon: plays a playlist headless through a list player, logging every event as JSON
+// Lines; see `usage` in DaemonOptions.swift.
+
+let options: DaemonOptions
+do {
+    options = try DaemonOptions.parse(Array(CommandLine.arguments.dropFirst()))
+} catch {
+    printError("media-daemon: \(error)\n\(usage)")
+    exit(2)
+}
+
+let playlist: Playlist
+do {
+    playlist = try Playlist.load(file: options.playlistFile, arguments: options.arguments)
+} catch {
+    printError("media-daemon: \(error)")
+    exit(1)
+}
+guard !playlist.entries.isEmpty else {
+    printError("media-daemon: the playlist is empty")
+    exit(1)
+}
+
+var logFD = STDOUT_FILENO
+if let path = options.logFile {
+    logFD = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+    guard logFD >= 0 else {
+        printError("media-daemon: \(path): cannot open the log (\(String(cString: strerror(errno))))")
+        exit(1)
+    }
+}
+
+let library: VLCLibrary
+do {
+    library = try VLCLibrary(arguments: MediaInput.libraryArguments(audio: options.audio))
+} catch {
+    printError("media-daemon: \(error)")
+    exit(1)
+}
+
+let daemon = Daemon(options: options, log: EventLog(format: .json, filter: options.filter, fd: logFD),
+                    library: library)
+
+let signalSources = daemon.installSignalHandlers()
+daemon.start(playlist)
+withExtendedLifetime(signalSources) {
+    dispatchMain()
+}

@@ -1,0 +1,55 @@
+import Glibc
+import ExampleSupport
+
+/// The options of `media-events log`.
+struct LogOptions {
+    var json = false
+    var filter = EventFilter()
+    var dispatch = DispatchMode.inline
+    /// Seconds after which each media is stopped.
+    var limit: Double?
+    var repeatCount = 1
+    var audio = false
+    var summary = false
+    var inputs: [String] = []
+
+    static func parse(_ arguments: [String]) throws -> LogOptions {
+        var options = LogOptions()
+        var reader = ArgumentReader(arguments)
+        var onlyOptions = false
+        while let argument = reader.next() {
+            if onlyOptions || !argument.hasPrefix("-") || argument == "-" {
+                options.inputs.append(argument)
+                continue
+            }
+            switch argument {
+            case "--": onlyOptions = true
+            case "--json": options.json = true
+            case "--only": options.filter.include.formUnion(try reader.eventNames(for: argument))
+            case "--exclude": options.filter.exclude.formUnion(try reader.eventNames(for: argument))
+            case "--no-progress": options.filter.dropProgress = true
+            case "--dispatch":
+                let value = try reader.value(for: argument)
+                guard let mode = DispatchMode(rawValue: value) else {
+                    throw UsageError("--dispatch must be \(DispatchMode.choices), not '\(value)'")
+                }
+                options.dispatch = mode
+            case "--limit": options.limit = try reader.number(for: argument)
+            case "--repeat":
+                let value = try reader.value(for: argument)
+                guard let count = Int(value), count > 0 else {
+                    throw UsageError("--repeat needs a positive whole number, not '\(value)'")
+                }
+                options.repeatCount = count
+            case "--audio": options.audio = true
+            case "--summary": options.summary = true
+            case "-h", "--help":
+                print(usage)
+                exit(0)
+            default: throw UsageError("unknown option \(argument)")
+            }
+            if reader.hasAttachedValue { throw UsageError("\(argument) takes no value") }
+        }
+        return options
+    }
+}

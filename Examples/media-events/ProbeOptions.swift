@@ -1,0 +1,33 @@
+import ExampleSupport
+import Glibc
+
+/// The options of `media-events probe`.
+struct ProbeOptions {
+    var json = false
+    var timeout = 10.0
+    var inputs: [String] = []
+
+    static func parse(_ arguments: [String]) throws -> ProbeOptions {
+        var options = ProbeOptions()
+        var reader = ArgumentReader(arguments)
+        var onlyOptions = false
+        while let argument = reader.next() {
+            if onlyOptions || !argument.hasPrefix("-") || argument == "-" {
+                options.inputs.append(argument)
+                continue
+            }
+            switch argument {
+            case "--": onlyOptions = true
+            case "--json": options.json = true
+            case "--timeout": options.timeout = try reader.number(for: argument)
+            case "-h", "--help":
+                print(usage)
+                exit(0)
+            default: throw UsageError("unknown option \(argument)")
+            }
+            if reader.hasAttachedValue { throw UsageError("\(argument) takes no value") }
+        }
+        guard !options.inputs.isEmpty else { throw UsageError("probe needs at least one MEDIA") }
+        return options
+    }
+}

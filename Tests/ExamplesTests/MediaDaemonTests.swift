@@ -1,0 +1,77 @@
+import Foundation
+import Glibc
+import XCTest
+
+/// `media-daemon` run as a user would: a child process, signals, its JSON Lines log.
+final class MediaDaemonTests: XCTestCase {
+    private func event(_ line: String) -> String? { (try? parseJSONObject(line))?["event"] as? String }
+
+    func testDaemon_whenBrokenItemsThenAGoodOne_playsItReloadsAndExitsZero() throws {
+        let good = try TestMedia.wav(seconds: 0.5, name: "good.wav")
+        let playlist = try TestMedia.m3u(entries: [
+            try TestMedia.missing(), try TestMedia.empty(), try TestMedia.randomBytes(count: 8192),
+            URL(string: "foo://nowhere/x.wav")!, good,
+        ])
+        let daemon = try RunningProgram("media-daemon", ["--playlist", playlist.path, "--no-progress"])
+
+        let ended = daemon.waitForLine(timeout: 60) { self.event($0) == "PlaylistEnded" }
+        XCTAssertNotNil(ended, "the playlist ends despite its broken items:\n\(daemon.stdout)\n\(daemon.stderr)")
+        let lines = try daemon.stdoutLines.map(parseJSONObject)
+        let goodEnd = lines.first { $0["event"] as? String == "MediaPlayerEndReached" && $0["item"] as? Int == 5 }
+        XCTAssertEqual(goodEnd?["entry"] as? String, good.absoluteString, "the good item is played to its end")
+        XCTAssertEqual(lines.filter { $0["event"] as? String == "ItemFailed" }.count, 3,
+                       "missing, empty and the unknown scheme fail; random bytes play as an empty stream")
+
+        daemon.send(SIGUSR1)
+        let status = daemon.waitForLine(timeout: 30) { self.event($0) == "Status" }
+        XCTAssertNotNil(status)
+        let statusFields = try status.map(parseJSONObject)
+        XCTAssertEqual(statusFields?["failed"] as? Int, 3)
+        XCTAssertEqual(statusFields?["item"] as? Int, 5)
+
+        let before = daemon.stdoutLines.count
+        daemon.send(SIGHUP)
+        XCTAssertNotNil(daemon.waitForLine(timeout: 30, after: before) { self.event($0) == "Reloaded" })
+        XCTAssertNotNil(daemon.waitForLine(timeout: 60, after: before) { self.event($0) == "PlaylistEnded" },
+                        "the reloaded playlist is played again")
+
+        daemon.send(SIGTERM)
+        let result = try daemon.finish(timeout: 30)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let all = try result.jsonLines()
+        XCTAssertEqual(all.compactMap { $0["seq"] as? Int }, Array(1...all.count), "no line lost or torn")
+        XCTAssertEqual(all.last?["event"] as? String, "Exited", "the log is complete")
+        XCTAssertEqual(all.last?["stopped"] as? Bool, true)
+        XCTAssertEqual(all.filter { $0["event"] as? String == "MediaPlayerEndReached" && $0["item"] as? Int == 5 }.count, 2)
+    }
+
+    func testDaemon_whenSIGINTWhileLooping_exitsZeroWithItsLogFileComplete() throws {
+        let logFile = try TestMedia.directory(name: "logs").appendingPathComponent("daemon.log")
+        let daemon = try RunningProgram("media-daemon", ["--loop", "--no-progress", "--log", logFile.path,
+                                                         try TestMedia.wav(seconds: 0.3).path])
+        let deadline = Date().addingTimeInterval(60)
+        var played = 0
+        while played < 3 && Date() < deadline {
+            usleep(50_000)
+            let text = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+            played = text.components(separatedBy: "MediaPlayerEndReached").count - 1
+        }
+        XCTAssertGreaterThanOrEqual(played, 3, "--loop plays the item again and again")
+        daemon.send(SIGINT)
+        let result = try daemon.finish(timeout: 30)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "", "with --log nothing goes to stdout")
+        let lines = try String(contentsOf: logFile, encoding: .utf8).split(separator: "\n").map { try parseJSONObject(String($0)) }
+        XCTAssertEqual(lines.last?["event"] as? String, "Exited")
+        XCTAssertEqual(lines.compactMap { $0["seq"] as? Int }, Array(1...lines.count))
+    }
+
+    func testDaemon_whenUsageError_exitsTwo() throws {
+        let result = try runProgram("media-daemon", ["--bogus"], timeout: 30)
+        XCTAssertEqual(result.status, 2)
+        XCTAssertTrue(result.stderr.hasPrefix("media-daemon: "), result.stderr)
+        let missing = try runProgram("media-daemon", ["--playlist", try TestMedia.missing(name: "none.m3u").path], timeout: 30)
+        XCTAssertEqual(missing.status, 1)
+        XCTAssertTrue(missing.stderr.contains("cannot read the playlist"), missing.stderr)
+    }
+}

@@ -1,0 +1,140 @@
+// Runs the example programs as a user would: the built binary in a child process, its output
+// read through pipes, and every wait bounded so that a hang fails the test instead of CI.
+
+import Foundation
+import Glibc
+import XCTest
+
+/// The products directory of this build (where `swift build` puts `media-events`): the
+/// test bundle is built into the same directory.
+func productPath(_ name: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+    let bundle = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
+    var directory = bundle.deletingLastPathComponent()
+    // On Linux the test runner is the .xctest file itself; elsewhere it sits inside a bundle.
+    while !directory.path.hasSuffix("/debug") && !directory.path.hasSuffix("/release") && directory.path != "/" {
+        directory.deleteLastPathComponent()
+    }
+    let path = directory.appendingPathComponent(name).path
+    guard FileManager.default.isExecutableFile(atPath: path) else {
+        throw ProgramFailure(description: "\(path) is missing: build the products first (`swift build`, as `make test` does)")
+    }
+    return path
+}
+
+struct ProgramFailure: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// What a finished program printed and how it exited.
+struct ProgramResult {
+    let status: Int32
+    let stdout: String
+    let stderr: String
+
+    var stdoutLines: [String] { stdout.split(separator: "\n").map(String.init) }
+    var stderrLines: [String] { stderr.split(separator: "\n").map(String.init) }
+
+    /// Every stdout line parsed as a JSON object; throws on the first line that is not one.
+    func jsonLines() throws -> [[String: Any]] {
+        try stdoutLines.map(parseJSONObject)
+    }
+}
+
+func parseJSONObject(_ line: String) throws -> [String: Any] {
+    guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+        throw ProgramFailure(description: "not a JSON object: \(line)")
+    }
+    return object
+}
+
+/// A running example program with its standard output collected line by line.
+final class RunningProgram: @unchecked Sendable {
+    // @unchecked: the mutable state is in `state` (a lock); the rest is set once in init.
+    private struct State {
+        var stdout = Data()
+        var stderr = Data()
+        var openPipes = 2
+    }
+
+    let process = Process()
+    private let state = Locked(State())
+    private let ended = DispatchSemaphore(value: 0)
+    private let pipesClosed = DispatchSemaphore(value: 0)
+
+    init(_ name: String, _ arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: try productPath(name))
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        let ended = ended
+        process.terminationHandler = { _ in ended.signal() }
+        try process.run()
+        read(out.fileHandleForReading, isStdout: true)
+        read(err.fileHandleForReading, isStdout: false)
+    }
+
+    private func read(_ handle: FileHandle, isStdout: Bool) {
+        let thread = Thread { [state, pipesClosed] in
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                state.withLock { state in
+                    if isStdout { state.stdout.append(chunk) } else { state.stderr.append(chunk) }
+                }
+            }
+            let last = state.withLock { state -> Bool in
+                state.openPipes -= 1
+                return state.openPipes == 0
+            }
+            if last { pipesClosed.signal() }
+        }
+        thread.start()
+    }
+
+    var stdout: String { String(decoding: state.withLock { $0.stdout }, as: UTF8.self) }
+    var stderr: String { String(decoding: state.withLock { $0.stderr }, as: UTF8.self) }
+    var stdoutLines: [String] { stdout.split(separator: "\n").map(String.init) }
+
+    /// Sends `signal` to the program.
+    func send(_ signal: Int32) {
+        kill(process.processIdentifier, signal)
+    }
+
+    /// Waits until a complete stdout line satisfies `predicate`; returns it, or `nil` after
+    /// `timeout` seconds.
+    func waitForLine(timeout: Double, after skipping: Int = 0, _ predicate: (String) -> Bool) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        repeat {
+            let text = stdout
+            // Only lines that ended with a newline are complete.
+            let complete = text.hasSuffix("\n") ? text : String(text[..<(text.lastIndex(of: "\n") ?? text.startIndex)])
+            let lines = complete.split(separator: "\n").map(String.init)
+            if let match = lines.dropFirst(skipping).first(where: predicate) { return match }
+            usleep(20_000)
+        } while Date() < deadline
+        return nil
+    }
+
+    /// Waits for the program to exit and its pipes to close; kills it after `timeout` seconds.
+    func finish(timeout: Double) throws -> ProgramResult {
+        if ended.wait(timeout: .now() + timeout) == .timedOut {
+            kill(process.processIdentifier, SIGKILL)
+            _ = ended.wait(timeout: .now() + 10)
+            throw ProgramFailure(description: "\(process.executableURL?.lastPathComponent ?? "program") "
+                                 + "\(process.arguments ?? []) did not exit within \(timeout) s; output so far:\n\(stdout)\n\(stderr)")
+        }
+        _ = pipesClosed.wait(timeout: .now() + 10)
+        return ProgramResult(status: process.terminationStatus, stdout: stdout, stderr: stderr)
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+}
+
+/// Runs `name` with `arguments` to its end, killing it after `timeout` seconds (a failure).
+func runProgram(_ name: String, _ arguments: [String], timeout: Double = 90) throws -> ProgramResult {
+    try RunningProgram(name, arguments).finish(timeout: timeout)
+}
