@@ -12,7 +12,9 @@ import Dispatch
 ///
 /// Releases are amortized: a handler keeps a count of the references it still has to drop
 /// and schedules at most one release pass at a time, so a burst of events costs one hop to
-/// the release queue rather than one per event.
+/// the release queue rather than one per event. Asynchronous deliveries are batched per
+/// target queue (see `QueueIdentity.Mark`), which keeps libvlc's order across all objects
+/// that share the queue.
 public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     /// The object events are delivered to; `nil` once it has been freed.
     public weak let object: Object?
@@ -22,7 +24,7 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     private enum Route: Sendable {
         case inline
         case sync(DispatchQueue, QueueIdentity.Mark)
-        case async(DispatchQueue)
+        case async(DispatchQueue, QueueIdentity.Mark)
     }
 
     private struct State: Sendable {
@@ -30,11 +32,6 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         var releaseRef: Unmanaged<Object>?
         var releaseCount = 0
         var releaseScheduled = false
-        /// Asynchronous deliveries queued but not yet run, in libvlc's order; each holds one
-        /// strong reference to the object.
-        var pending: [@Sendable (Object) -> Void] = []
-        var pendingRef: Unmanaged<Object>?
-        var drainScheduled = false
     }
 
     private let route: Route
@@ -53,7 +50,8 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         self.configuration = configuration
         self.companion = companion
         if let queue = configuration.dispatchQueue {
-            route = configuration.isAsync ? .async(queue) : .sync(queue, QueueIdentity.mark(queue))
+            let mark = QueueIdentity.mark(queue)
+            route = configuration.isAsync ? .async(queue, mark) : .sync(queue, mark)
         } else {
             route = .inline
         }
@@ -65,8 +63,8 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     /// reference is then dropped on the release queue. A synchronous configuration whose
     /// queue is the one the caller runs on runs `body` inline.
     public func handleEvent(_ body: @escaping @Sendable (Object) -> Void) {
-        if case .async(let queue) = route {
-            enqueue(body, on: queue)
+        if case .async(let queue, let mark) = route {
+            enqueue(body, on: queue, mark)
         } else {
             deliverNow { body($0) }
         }
@@ -77,8 +75,12 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     func handle<Payload: Sendable>(
         _ payload: Payload, _ deliver: @escaping @Sendable (Object, Payload) -> Void
     ) {
-        if case .async(let queue) = route {
-            enqueue({ deliver($0, payload) }, on: queue)
+        if case .async(let queue, let mark) = route {
+            guard let ref = retainObject() else { return }
+            mark.enqueue({
+                deliver(ref.takeUnretainedValue(), payload)
+                self.releaseLater(ref, count: 1)
+            }, on: queue)
         } else {
             deliverNow { deliver($0, payload) }
         }
@@ -99,45 +101,13 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         releaseLater(ref, count: 1)
     }
 
-    private func enqueue(_ body: @escaping @Sendable (Object) -> Void, on queue: DispatchQueue) {
+    private func enqueue(_ body: @escaping @Sendable (Object) -> Void, on queue: DispatchQueue,
+                         _ mark: QueueIdentity.Mark) {
         guard let ref = retainObject() else { return }
-        let schedule = state.withLock { state -> Bool in
-            state.pending.append(body)
-            state.pendingRef = ref
-            if state.drainScheduled { return false }
-            state.drainScheduled = true
-            return true
-        }
-        if schedule {
-            queue.async { self.drainPending(on: queue) }
-        }
-    }
-
-    /// Runs one batch of queued deliveries; yields the queue between batches so that a
-    /// continuous stream of events cannot starve the queue's other work.
-    private func drainPending(on queue: DispatchQueue) {
-        let (batch, ref) = state.withLock { state in
-            let batch = state.pending
-            state.pending = []
-            let ref = state.pendingRef
-            state.pendingRef = nil
-            return (batch, ref)
-        }
-        if let ref {
-            let object = ref.takeUnretainedValue()
-            for body in batch { body(object) }
-            releaseLater(ref, count: batch.count)
-        }
-        let more = state.withLock { state -> Bool in
-            if state.pending.isEmpty {
-                state.drainScheduled = false
-                return false
-            }
-            return true
-        }
-        if more {
-            queue.async { self.drainPending(on: queue) }
-        }
+        mark.enqueue({
+            body(ref.takeUnretainedValue())
+            self.releaseLater(ref, count: 1)
+        }, on: queue)
     }
 
     // Kept out of line so that the strong local created by loading the weak reference ends

@@ -33,7 +33,52 @@ enum ServiceQueues {
 /// private key; `DispatchQueue.getSpecific(key:)` then answers for the current queue and the
 /// queues it targets, which are exactly the cases where `sync` would deadlock or trap.
 enum QueueIdentity {
-    final class Mark: Sendable {}
+    /// One per queue used for delivery: identifies the queue, and batches the asynchronous
+    /// deliveries of every object that targets it into one list, so that events of different
+    /// objects (a player and its media) keep libvlc's order on a shared queue, and a burst
+    /// costs one `async` per batch rather than one per event.
+    final class Mark: Sendable {
+        private struct Batch {
+            var pending: [@Sendable () -> Void] = []
+            var drainScheduled = false
+        }
+
+        private let batch = Protected(Batch())
+
+        /// Queues `work` on `queue` (the queue this mark belongs to), after every delivery
+        /// queued before it through this mark.
+        func enqueue(_ work: @escaping @Sendable () -> Void, on queue: DispatchQueue) {
+            let schedule = batch.withLock { batch -> Bool in
+                batch.pending.append(work)
+                if batch.drainScheduled { return false }
+                batch.drainScheduled = true
+                return true
+            }
+            if schedule {
+                queue.async { self.drain(on: queue) }
+            }
+        }
+
+        /// Runs one batch, then yields the queue so a continuous stream of events cannot
+        /// starve the queue's other work.
+        private func drain(on queue: DispatchQueue) {
+            let work = batch.withLock { batch in
+                defer { batch.pending = [] }
+                return batch.pending
+            }
+            for item in work { item() }
+            let more = batch.withLock { batch -> Bool in
+                if batch.pending.isEmpty {
+                    batch.drainScheduled = false
+                    return false
+                }
+                return true
+            }
+            if more {
+                queue.async { self.drain(on: queue) }
+            }
+        }
+    }
 
     private static let key = DispatchSpecificKey<Mark>()
     private static let marking = Protected<Void>(())
