@@ -127,7 +127,7 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
             return true
         }
         if schedule {
-            ServiceQueues.release.async { self.drainReleases() }
+            ServiceQueues.release.async(group: ServiceQueues.pendingTeardowns) { self.drainReleases() }
         }
     }
 

@@ -20,6 +20,10 @@ enum ServiceQueues {
     /// their own (media, lists), away from libvlc threads and their locks.
     static let teardown = DispatchQueue(label: "MediaEvents.teardown", qos: qos)
 
+    /// Every queued release pass and teardown (detach and native release) that has not
+    /// finished yet; `VLCLibrary.waitForPendingTeardowns` waits for it.
+    static let pendingTeardowns = DispatchGroup()
+
     /// A new serial queue that carries out one object's blocking libvlc calls in order.
     static func control(for what: String) -> DispatchQueue {
         DispatchQueue(label: "MediaEvents.control.\(what)", qos: qos)

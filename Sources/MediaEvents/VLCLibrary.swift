@@ -1,4 +1,5 @@
 import CLibVLC
+import Dispatch
 import Glibc
 
 /// A libvlc instance. Create one per process and share it between players and media.
@@ -47,6 +48,19 @@ public final class VLCLibrary: Sendable {
         }
         native = NativePointer(raw: instance)
         self.arguments = arguments
+    }
+
+    /// Waits until every wrapper already gone has been detached and released in libvlc.
+    ///
+    /// Wrappers hand their native teardown to MediaEvents' queues so that it never runs on a
+    /// libvlc thread; it finishes shortly after the last reference goes. Call this before a
+    /// program exits: a process that exits while libvlc's threads still work (a parse, a
+    /// playback being stopped) can crash in a plugin's static destructors.
+    ///
+    /// - Returns: `false` if teardowns were still running after `timeout` seconds.
+    @discardableResult
+    public static func waitForPendingTeardowns(timeout: Double = 5) -> Bool {
+        ServiceQueues.pendingTeardowns.wait(timeout: .now() + timeout) == .success
     }
 
     /// The libvlc version string, for example "3.0.24 Vetinari".

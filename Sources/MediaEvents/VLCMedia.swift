@@ -52,7 +52,7 @@ public final class VLCMedia: VLCEventSource {
         let native = native
         // Never release here: this may be a libvlc thread inside this media's own callback,
         // where releasing the last reference frees the listener array libvlc is walking.
-        ServiceQueues.teardown.async {
+        ServiceQueues.teardown.async(group: ServiceQueues.pendingTeardowns) {
             table?.detachAll()
             libvlc_media_release(native.raw)
         }

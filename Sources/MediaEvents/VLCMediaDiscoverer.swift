@@ -98,7 +98,7 @@ public final class VLCMediaDiscoverer: VLCEventSource {
         let table = eventHub.finish()
         let native = native
         let library = library
-        control.async {
+        control.async(group: ServiceQueues.pendingTeardowns) {
             table?.detachAll()
             libvlc_media_discoverer_release(native.raw)
             _ = library

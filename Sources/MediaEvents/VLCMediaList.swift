@@ -6,33 +6,32 @@ import Dispatch
 ///
 /// libvlc sends the list's item events (`WillAddItem`, `ItemAdded`, `WillDeleteItem`,
 /// `ItemDeleted`) while it holds the list's own non-recursive lock, and raw libvlc deadlocks
-/// when a listener calls back into the list. This wrapper takes libvlc's lock itself, so
-/// there is nothing to lock by hand, and works as follows:
+/// when a listener calls back into the list. So this wrapper never makes a caller wait for
+/// libvlc:
 ///
-/// - Every edit and every read runs on the list's serial control queue, in call order, with
-///   libvlc's lock held. Outside a delivery of this list's events, an edit has been carried
-///   out (and its events delivered, if handlers are synchronous) when the call returns, and
-///   a read sees every edit made before it.
-/// - Inside a synchronous delivery of this list's events (the default configuration, or a
-///   queue configuration with `isAsync == false`), the lock is held on the handler's behalf:
-///   a read answers at once from the list as it is at that moment, and an edit is queued on
-///   the control queue and carried out after the current edit has finished (in call order
-///   with every later edit); it has not happened yet when the call returns.
-/// - Handlers of an asynchronous configuration run when the lock is no longer held and
-///   behave like any other caller.
+/// - Reads answer from a Swift-side copy of the list and never take libvlc's lock.
+/// - An edit updates that copy at once (so a read right after it sees it) and is queued on
+///   the list's control queue, which applies the edits to libvlc in call order; libvlc then
+///   sends the events. `waitForPendingEdits()` waits until libvlc has applied them.
+/// - Inside a handler of the list's events, reads see every edit requested so far, which
+///   may include edits whose events are still to come.
 ///
 /// Index arguments out of range leave the list unchanged (libvlc would corrupt memory on an
-/// insertion past the end). Lists owned by libvlc (sub-items of a media, a discoverer's
-/// results) are read-only: edits leave them unchanged.
+/// insertion past the end). Lists that libvlc fills itself (the sub-items of a media, a
+/// discoverer's results) are read-only: edits leave them unchanged, and their copy follows
+/// libvlc's events, updated inside the callback before any handler runs.
 public final class VLCMediaList: VLCEventSource {
     let native: NativePointer
     /// The subscribers of this list.
     public let eventHub = EventHub<MediaListEvent>()
     /// How this list's events are dispatched.
     public let configuration: any EventsConfiguring
-    /// Carries out reads and edits in order, each with libvlc's list lock held.
+    /// Whether edits are refused (lists that libvlc fills itself).
+    public let isReadOnly: Bool
+    /// Applies edits to libvlc in order, each with libvlc's list lock held.
     private let control: DispatchQueue
     private let controlMark: QueueIdentity.Mark
+    private let contents: ListContents
 
     /// Creates an empty list.
     ///
@@ -54,24 +53,41 @@ public final class VLCMediaList: VLCEventSource {
         append(contentsOf: media)
     }
 
-    /// Takes over one reference of `list`.
+    /// Takes over one reference of `list`. A list libvlc fills itself is copied now and
+    /// followed through its events from then on.
     init(adopting list: OpaquePointer, configuration: (any EventsConfiguring)?) {
         native = NativePointer(raw: list)
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
         control = ServiceQueues.control(for: "list")
         controlMark = QueueIdentity.mark(control)
-        let handler = EventsHandler(object: self, configuration: self.configuration)
-        eventHub.bind(NativeEventTable(
+        isReadOnly = libvlc_media_list_is_readonly(list) != 0
+        contents = ListContents(followsEvents: isReadOnly)
+        let handler = EventsHandler(object: self, configuration: self.configuration, companion: contents)
+        let table = NativeEventTable(
             manager: libvlc_media_list_event_manager(list),
             types: MediaListEvent.Kind.allCases.map(\.nativeType),
-            callback: mediaListCallback, handler: handler))
+            callback: mediaListCallback, handler: handler)
+        eventHub.bind(table)
+        // No listener of ours exists yet, so no callback can hold the list's lock for us.
+        libvlc_media_list_lock(list)
+        if isReadOnly {
+            contents.items.withLock { items in
+                items = (0..<libvlc_media_list_count(list)).compactMap { index in
+                    libvlc_media_list_item_at_index(list, index).map { VLCMedia(adopting: $0, configuration: nil) }
+                }
+            }
+            // Attached with the lock held: no item can be added between the copy and the
+            // first event.
+            table.attachIfNeeded()
+        }
+        libvlc_media_list_unlock(list)
     }
 
     deinit {
         let table = eventHub.finish()
         let native = native
         // After every queued edit; never here, where this may be a libvlc thread.
-        control.async {
+        control.async(group: ServiceQueues.pendingTeardowns) {
             table?.detachAll()
             libvlc_media_list_release(native.raw)
         }
@@ -80,127 +96,136 @@ public final class VLCMediaList: VLCEventSource {
     // MARK: Reading
 
     /// The number of items.
-    public var count: Int {
-        read { Int(libvlc_media_list_count($0)) }
-    }
+    public var count: Int { contents.items.withLock { $0.count } }
 
     /// Whether the list is empty.
     public var isEmpty: Bool { count == 0 }
 
     /// The item at `index`, or `nil` when the index is out of range.
     public func media(at index: Int) -> VLCMedia? {
-        guard index >= 0, index <= Int(Int32.max) else { return nil }
-        return read { list in
-            libvlc_media_list_item_at_index(list, Int32(index)).map {
-                VLCMedia(adopting: $0, configuration: nil)
-            }
-        }
+        contents.items.withLock { $0.indices.contains(index) ? $0[index] : nil }
     }
 
     /// Every item, in order, read at one moment.
-    public var items: [VLCMedia] {
-        read { list in
-            (0..<libvlc_media_list_count(list)).compactMap { index in
-                libvlc_media_list_item_at_index(list, index).map { VLCMedia(adopting: $0, configuration: nil) }
-            }
-        }
-    }
+    public var items: [VLCMedia] { contents.items.withLock { $0 } }
 
     /// The index of the first item that is `media` (the same libvlc media, whichever wrapper
     /// holds it), or `nil`.
     public func index(of media: VLCMedia) -> Int? {
-        let index = read { libvlc_media_list_index_of_item($0, media.native.raw) }
-        return index < 0 ? nil : Int(index)
-    }
-
-    /// Whether edits are refused (lists that libvlc fills itself).
-    public var isReadOnly: Bool {
-        read { libvlc_media_list_is_readonly($0) != 0 }
+        contents.items.withLock { $0.firstIndex { $0.isSameMedia(as: media) } }
     }
 
     // MARK: Editing
 
-    /// Appends `media`; libvlc sends `WillAddItem` then `ItemAdded`.
+    /// Appends `media`; libvlc then sends `WillAddItem` and `ItemAdded`.
     public func append(_ media: VLCMedia) {
-        edit { list in _ = libvlc_media_list_add_media(list, media.native.raw) }
+        append(contentsOf: [media])
     }
 
-    /// Appends every media of `media`, in order, as one edit.
+    /// Appends every media of `media`, in order.
     public func append(contentsOf media: [VLCMedia]) {
-        edit { list in
-            for item in media { _ = libvlc_media_list_add_media(list, item.native.raw) }
-        }
-    }
-
-    /// Inserts `media` at `index` (0 through `count`); libvlc sends `WillAddItem` then
-    /// `ItemAdded`. An index beyond the end leaves the list unchanged.
-    public func insert(_ media: VLCMedia, at index: Int) {
-        edit { list in
-            guard index >= 0, index <= Int(libvlc_media_list_count(list)) else { return }
-            _ = libvlc_media_list_insert_media(list, media.native.raw, Int32(index))
-        }
-    }
-
-    /// Removes the item at `index`; libvlc sends `WillDeleteItem` then `ItemDeleted`. An index
-    /// out of range leaves the list unchanged.
-    public func remove(at index: Int) {
-        edit { list in
-            guard index >= 0, index < Int(libvlc_media_list_count(list)) else { return }
-            _ = libvlc_media_list_remove_index(list, Int32(index))
-        }
-    }
-
-    /// Removes every item, last first, as one edit.
-    public func removeAll() {
-        edit { list in
-            var index = libvlc_media_list_count(list) - 1
-            while index >= 0, libvlc_media_list_remove_index(list, index) == 0 {
-                index -= 1
+        edit { items in
+            items.append(contentsOf: media)
+            return { list in
+                for item in media { _ = libvlc_media_list_add_media(list, item.native.raw) }
             }
         }
     }
 
-    /// Waits until every edit queued before (for example by a handler) has been carried out.
-    /// Inside a synchronous delivery of this list's events it returns at once.
+    /// Inserts `media` at `index` (0 through `count`); libvlc then sends `WillAddItem` and
+    /// `ItemAdded`. An index beyond the end leaves the list unchanged.
+    public func insert(_ media: VLCMedia, at index: Int) {
+        edit { items in
+            guard (0...items.count).contains(index) else { return nil }
+            items.insert(media, at: index)
+            return { list in _ = libvlc_media_list_insert_media(list, media.native.raw, Int32(index)) }
+        }
+    }
+
+    /// Removes the item at `index`; libvlc then sends `WillDeleteItem` and `ItemDeleted`. An
+    /// index out of range leaves the list unchanged.
+    public func remove(at index: Int) {
+        edit { items in
+            guard items.indices.contains(index) else { return nil }
+            items.remove(at: index)
+            return { list in _ = libvlc_media_list_remove_index(list, Int32(index)) }
+        }
+    }
+
+    /// Removes every item, last first.
+    public func removeAll() {
+        edit { items in
+            guard !items.isEmpty else { return nil }
+            items.removeAll()
+            return { list in
+                var index = libvlc_media_list_count(list) - 1
+                while index >= 0, libvlc_media_list_remove_index(list, index) == 0 {
+                    index -= 1
+                }
+            }
+        }
+    }
+
+    /// Waits until libvlc has applied every edit made before (and its events have been sent).
+    /// Returns at once on the list's control queue, where waiting would never end.
     public func waitForPendingEdits() {
-        read { _ in }
+        if !QueueIdentity.isCurrent(controlMark) {
+            control.sync {}
+        }
+    }
+
+    /// Waits until libvlc has applied every edit made before, without blocking a thread.
+    public func pendingEditsApplied() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            control.async { continuation.resume() }
+        }
     }
 
     // MARK: Control queue
 
-    private func edit(_ operation: @escaping @Sendable (OpaquePointer) -> Void) {
+    /// Applies `change` to the copy and queues what it returns for libvlc, in one step under
+    /// the copy's lock so that libvlc receives the edits in the order the copy took them.
+    private func edit(_ change: (inout [VLCMedia]) -> (@Sendable (OpaquePointer) -> Void)?) {
+        guard !isReadOnly else { return }
         let native = native
-        let locked: @Sendable () -> Void = {
-            libvlc_media_list_lock(native.raw)
-            operation(native.raw)
-            libvlc_media_list_unlock(native.raw)
+        let control = control
+        var removed: [VLCMedia] = []
+        contents.items.withLock { items in
+            let before = items
+            guard let operation = change(&items) else { return }
+            removed = before  // dropped after unlocking: a media's deinit may run user code
+            control.async {
+                libvlc_media_list_lock(native.raw)
+                operation(native.raw)
+                libvlc_media_list_unlock(native.raw)
+            }
         }
-        // Waiting here would deadlock: the lock is held for this delivery, and the control
-        // queue may be the very thread that waits for this handler.
-        if DeliveryScope.isDelivering(self) || QueueIdentity.isCurrent(controlMark) {
-            control.async(execute: locked)
-        } else {
-            control.sync(execute: locked)
-        }
+        _ = removed
     }
+}
 
-    private func read<R>(_ body: (OpaquePointer) -> R) -> R {
-        let native = native
-        // The thread that sent this event holds the lock and waits for the handler, so the
-        // list cannot change under the read.
-        if DeliveryScope.isDelivering(self) {
-            return body(native.raw)
+/// The Swift-side copy of a list's items. For lists libvlc fills itself it is updated inside
+/// libvlc's callback, where the list's lock is held, before any dispatch.
+final class ListContents: Sendable {
+    let items = Protected<[VLCMedia]>([])
+    let followsEvents: Bool
+
+    init(followsEvents: Bool) { self.followsEvents = followsEvents }
+
+    func record(_ event: MediaListEvent) {
+        guard followsEvents else { return }
+        let dropped: VLCMedia? = items.withLock { items in
+            switch event {
+            case let .itemAdded(media, index) where (0...items.count).contains(index):
+                items.insert(media, at: index)
+                return nil
+            case let .itemDeleted(_, index) where items.indices.contains(index):
+                return items.remove(at: index)
+            default:
+                return nil
+            }
         }
-        if QueueIdentity.isCurrent(controlMark) {
-            libvlc_media_list_lock(native.raw)
-            defer { libvlc_media_list_unlock(native.raw) }
-            return body(native.raw)
-        }
-        return control.sync {
-            libvlc_media_list_lock(native.raw)
-            defer { libvlc_media_list_unlock(native.raw) }
-            return body(native.raw)
-        }
+        _ = dropped
     }
 }
 
@@ -216,12 +241,6 @@ private let mediaListCallback: libvlc_callback_t = { event, userData in
     guard let event, let userData else { return }
     let handler = Unmanaged<EventsHandler<VLCMediaList>>.fromOpaque(userData).takeUnretainedValue()
     guard let typed = MediaListEvent(native: event.pointee) else { return }
-    let isSynchronous = !handler.configuration.isAsync
-    handler.handle(typed) { list, event in
-        if isSynchronous {
-            DeliveryScope.delivering(list) { list.eventHub.publish(event) }
-        } else {
-            list.eventHub.publish(event)
-        }
-    }
+    unsafeDowncast(handler.companion.unsafelyUnwrapped, to: ListContents.self).record(typed)
+    handler.handle(typed) { list, event in list.eventHub.publish(event) }
 }

@@ -84,7 +84,7 @@ public final class VLCMediaListPlayer: VLCEventSource {
         let native = native
         // Releasing joins the list player's thread, which may be the thread running this
         // deinit's caller; the control queue never is.
-        control.async {
+        control.async(group: ServiceQueues.pendingTeardowns) {
             table?.detachAll()
             libvlc_media_list_player_release(native.raw)
         }
@@ -185,13 +185,20 @@ public final class VLCMediaListPlayer: VLCEventSource {
 
     private func perform(_ operation: @escaping @Sendable (OpaquePointer) -> Void) {
         let native = native
-        control.async { operation(native.raw) }
+        let list = mediaList
+        // libvlc reads the native list: let it see every edit made before this call.
+        control.async {
+            list?.waitForPendingEdits()
+            operation(native.raw)
+        }
     }
 
     private func performAndWait(_ operation: @escaping @Sendable (OpaquePointer) -> Void) async {
         let native = native
+        let list = mediaList
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             control.async {
+                list?.waitForPendingEdits()
                 operation(native.raw)
                 continuation.resume()
             }

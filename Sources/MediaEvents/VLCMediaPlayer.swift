@@ -57,7 +57,7 @@ public final class VLCMediaPlayer: VLCEventSource {
         let native = native
         // This may run on any thread, a libvlc one included: releasing a player stops it,
         // which joins the input thread. The control queue is never a libvlc thread.
-        control.async {
+        control.async(group: ServiceQueues.pendingTeardowns) {
             table?.detachAll()
             libvlc_media_player_release(native.raw)
         }

@@ -65,7 +65,7 @@ public final class VLCRendererDiscoverer: VLCEventSource {
         let table = eventHub.finish()
         let native = native
         let library = library
-        control.async {
+        control.async(group: ServiceQueues.pendingTeardowns) {
             table?.detachAll()
             libvlc_renderer_discoverer_release(native.raw)
             _ = library

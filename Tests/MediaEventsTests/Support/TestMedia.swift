@@ -30,7 +30,10 @@ enum TestMedia {
         let dir = FileManager.default.temporaryDirectory
             .appendingPathComponent("\(rootPrefix)\(getpid())-\(UUID().uuidString)", isDirectory: true)
         try! FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        atexit { TestMedia.cleanUp() }
+        atexit {
+            ProcessExit.beforeCleanUp()
+            TestMedia.cleanUp()
+        }
         return dir
     }()
 
