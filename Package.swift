@@ -34,6 +34,12 @@ let package = Package(
             path: "Examples/media-events",
             resources: [.copy("Resources/sample.wav")]
         ),
+        .target(name: "CRawBaseline", dependencies: ["CLibVLC"], path: "Benchmarks/CRawBaseline"),
+        .executableTarget(
+            name: "MediaEventsBenchmarks",
+            dependencies: ["MediaEvents", "CRawBaseline"],
+            path: "Benchmarks/MediaEventsBenchmarks"
+        ),
     ]
 )
 
