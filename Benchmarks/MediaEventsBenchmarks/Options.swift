@@ -20,6 +20,8 @@ struct Options {
     /// Print the results as the README's Markdown table.
     var markdown = false
     var quick = false
+    /// Run only the throughput variants with these labels, e.g. ["(a)", "(b)"] (for profiling).
+    var only: [String]?
 
     static let usage = """
         usage: MediaEventsBenchmarks [--events N] [--runs R] [--quick] [--markdown]
@@ -27,6 +29,7 @@ struct Options {
           --runs R     measured runs per variant, median reported (default 5)
           --quick      small sizes for a CI smoke run (a few seconds)
           --markdown   print the results as a Markdown table with machine and date
+          --only V,W   run only these throughput variants (a0, a, b, c, e), e.g. under perf
         """
 
     static func parse(_ arguments: [String]) -> Options {
@@ -46,6 +49,9 @@ struct Options {
             case "--runs": explicitRuns = number(after: argument)
             case "--quick": options.quick = true
             case "--markdown": options.markdown = true
+            case "--only":
+                guard let label = rest.popFirst() else { fail("--only needs a variant label") }
+                options.only = label.split(separator: ",").map { $0.hasPrefix("(") ? String($0) : "(\($0))" }
             case "--help", "-h":
                 print(usage)
                 exit(0)

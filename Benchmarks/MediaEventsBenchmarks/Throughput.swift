@@ -116,8 +116,8 @@ final class ThroughputBench {
 
     /// The median per variant of `runs` runs, after one warm-up run each; the variants take
     /// turns so that a change in machine load hits all of them alike.
-    func measure(events: Int, runs: Int) -> [(Variant, produce: Double, total: Double)] {
-        let variants = variants
+    func measure(events: Int, runs: Int, only: [String]? = nil) -> [(Variant, produce: Double, total: Double)] {
+        let variants = variants.filter { only?.contains($0.label) ?? true }
         for variant in variants { _ = variant.run(events) }
         var samples = Array(repeating: [Sample](), count: variants.count)
         for _ in 0..<runs {

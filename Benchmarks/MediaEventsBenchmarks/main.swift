@@ -14,7 +14,11 @@ do {
 }
 var report = Report(options: options)
 
-report.throughput = bench.measure(events: options.events, runs: options.runs)
+report.throughput = bench.measure(events: options.events, runs: options.runs, only: options.only)
+if options.only != nil {
+    print(report.text())
+    exit(0)
+}
 report.latencyQueued = bench.latencyQueued(
     events: options.latencyEvents, pauseMicroseconds: options.latencyPauseMicroseconds)
 report.latencyDispatch = bench.latencyDispatch(
