@@ -10,9 +10,13 @@ import Dispatch
 /// release queue, not on the libvlc thread that is inside `libvlc_event_send` with the event
 /// manager's lock held (where a `deinit` that detaches or stops would deadlock).
 ///
-/// Releases are amortized: a handler keeps a count of the references it still has to drop
-/// and schedules at most one release pass at a time, so a burst of events costs one hop to
-/// the release queue rather than one per event.
+/// Releases are amortized with a lease: the first delivery of a burst takes one strong
+/// reference and schedules one release pass a short while later (`leaseDuration`); every
+/// delivery until then borrows that reference (counted in `leaseUsers`), and the pass drops it
+/// on the release queue once no delivery is using it. A burst therefore costs one weak load,
+/// one retain, one release and one hop to the release queue, rather than one of each per
+/// event; and no reference count is shared between libvlc's thread and the release queue
+/// while the burst runs.
 public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     /// The object events are delivered to; `nil` once it has been freed.
     public weak let object: Object?
@@ -26,16 +30,20 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     }
 
     private struct State: Sendable {
-        /// The strong references taken for finished deliveries, waiting for the release queue.
-        var releaseRef: Unmanaged<Object>?
-        var releaseCount = 0
-        var releaseScheduled = false
-        /// Asynchronous deliveries queued but not yet run, in libvlc's order; each holds one
-        /// strong reference to the object.
+        /// The strong reference the deliveries of a burst share, while one is held.
+        var lease: Unmanaged<Object>?
+        /// Deliveries (running, or queued on an asynchronous route) using `lease`.
+        var leaseUsers = 0
+        var expiryScheduled = false
+        /// Asynchronous deliveries queued but not yet run, in libvlc's order; each counts as
+        /// one user of the lease.
         var pending: [@Sendable (Object) -> Void] = []
-        var pendingRef: Unmanaged<Object>?
         var drainScheduled = false
     }
+
+    /// How long a lease outlives the delivery that took it: long enough that a burst shares
+    /// one, short enough that dropping the last reference still frees the object promptly.
+    static var leaseDuration: DispatchTimeInterval { .milliseconds(1) }
 
     private let route: Route
     private let state = Locked(State())
@@ -85,7 +93,7 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     }
 
     private func deliverNow(_ body: (Object) -> Void) {
-        guard let ref = retainObject() else { return }
+        guard let ref = borrowObject() else { return }
         switch route {
         case .inline, .async:
             body(ref.takeUnretainedValue())
@@ -96,19 +104,21 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
                 queue.sync { body(ref.takeUnretainedValue()) }
             }
         }
-        releaseLater(ref, count: 1)
+        state.withLock { $0.leaseUsers -= 1 }
     }
 
     private func enqueue(_ body: @escaping @Sendable (Object) -> Void, on queue: DispatchQueue) {
-        guard let ref = retainObject() else { return }
-        let schedule = state.withLock { state -> Bool in
+        let (accepted, scheduleExpiry, scheduleDrain) = state.withLock { state -> (Bool, Bool, Bool) in
+            let (ref, scheduleExpiry) = borrow(&state)
+            guard ref != nil else { return (false, false, false) }
             state.pending.append(body)
-            state.pendingRef = ref
-            if state.drainScheduled { return false }
+            if state.drainScheduled { return (true, scheduleExpiry, false) }
             state.drainScheduled = true
-            return true
+            return (true, scheduleExpiry, true)
         }
-        if schedule {
+        guard accepted else { return }
+        if scheduleExpiry { scheduleLeaseExpiry() }
+        if scheduleDrain {
             queue.async { self.drainPending(on: queue) }
         }
     }
@@ -119,16 +129,15 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         let (batch, ref) = state.withLock { state in
             let batch = state.pending
             state.pending = []
-            let ref = state.pendingRef
-            state.pendingRef = nil
-            return (batch, ref)
+            // Every queued delivery is a user of the lease, so it is held while any is pending.
+            return (batch, batch.isEmpty ? nil : state.lease)
         }
         if let ref {
             let object = ref.takeUnretainedValue()
             for body in batch { body(object) }
-            releaseLater(ref, count: batch.count)
         }
         let more = state.withLock { state -> Bool in
+            state.leaseUsers -= batch.count
             if state.pending.isEmpty {
                 state.drainScheduled = false
                 return false
@@ -140,6 +149,30 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         }
     }
 
+    /// The lease for one delivery, taken if none is held; `nil` once the object is gone.
+    private func borrowObject() -> Unmanaged<Object>? {
+        let (ref, scheduleExpiry) = state.withLock { borrow(&$0) }
+        if scheduleExpiry { scheduleLeaseExpiry() }
+        return ref
+    }
+
+    /// Counts one more user of the lease, taking a strong reference first if none is held.
+    /// Returns whether the caller must schedule the lease's expiry (after unlocking).
+    private func borrow(_ state: inout State) -> (Unmanaged<Object>?, Bool) {
+        if let lease = state.lease {
+            state.leaseUsers += 1
+            return (lease, false)
+        }
+        // The strong local made by loading the weak reference is not the last one (the lease
+        // was retained first), so releasing it here under the lock runs no deinit.
+        guard let ref = retainObject() else { return (nil, false) }
+        state.lease = ref
+        state.leaseUsers = 1
+        if state.expiryScheduled { return (ref, false) }
+        state.expiryScheduled = true
+        return (ref, true)
+    }
+
     // Kept out of line so that the strong local created by loading the weak reference ends
     // here, while the +1 returned to the caller still holds the object.
     @inline(never)
@@ -148,29 +181,24 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         return Unmanaged.passRetained(object)
     }
 
-    private func releaseLater(_ ref: Unmanaged<Object>, count: Int) {
-        let schedule = state.withLock { state -> Bool in
-            state.releaseRef = ref
-            state.releaseCount += count
-            if state.releaseScheduled { return false }
-            state.releaseScheduled = true
-            return true
-        }
-        if schedule {
-            ServiceQueues.release.async { self.drainReleases() }
-        }
+    private func scheduleLeaseExpiry() {
+        ServiceQueues.release.asyncAfter(deadline: .now() + Self.leaseDuration) { self.expireLease() }
     }
 
-    private func drainReleases() {
-        let (ref, count) = state.withLock { state in
-            defer {
-                state.releaseRef = nil
-                state.releaseCount = 0
-                state.releaseScheduled = false
+    /// Drops the lease on the release queue, where the object's `deinit` may safely run; a
+    /// lease still in use is looked at again later.
+    private func expireLease() {
+        let (expired, again) = state.withLock { state -> (Unmanaged<Object>?, Bool) in
+            guard let lease = state.lease else {
+                state.expiryScheduled = false
+                return (nil, false)
             }
-            return (state.releaseRef, state.releaseCount)
+            if state.leaseUsers > 0 { return (nil, true) }
+            state.lease = nil
+            state.expiryScheduled = false
+            return (lease, false)
         }
-        guard let ref else { return }
-        for _ in 0..<count { ref.release() }
+        if again { scheduleLeaseExpiry() }
+        expired?.release()
     }
 }
