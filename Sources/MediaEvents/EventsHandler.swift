@@ -1,3 +1,4 @@
+import Synchronization
 import Dispatch
 
 /// Delivers libvlc events to one object without ever letting that object be freed on a
@@ -32,8 +33,6 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     private struct State: Sendable {
         /// The strong reference the deliveries of a burst share, while one is held.
         var lease: Unmanaged<Object>?
-        /// Deliveries (running, or queued on an asynchronous route) using `lease`.
-        var leaseUsers = 0
         var expiryScheduled = false
         /// Asynchronous deliveries queued but not yet run, in libvlc's order; each counts as
         /// one user of the lease.
@@ -47,6 +46,10 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
 
     private let route: Route
     private let state = Locked(State())
+    /// Deliveries (running, or queued on an asynchronous route) using the lease. It only
+    /// grows under the state lock, where the expiry also checks it for zero, so a lease seen
+    /// unused there stays unused; it shrinks without the lock, after each delivery.
+    private let leaseUsers = Atomic<Int>(0)
     /// Something the native callback updates on libvlc's thread before any dispatch (the
     /// player's cache of time and position), reachable without touching the object.
     let companion: (any AnyObject & Sendable)?
@@ -95,16 +98,19 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     private func deliverNow(_ body: (Object) -> Void) {
         guard let ref = borrowObject() else { return }
         switch route {
+        // The lease holds the object, so it is used without a retain/release pair of its
+        // own (its reference count lives in the weak side table, where each costs an atomic
+        // read-modify-write).
         case .inline, .async:
-            body(ref.takeUnretainedValue())
+            ref._withUnsafeGuaranteedRef { body($0) }
         case .sync(let queue, let mark):
             if QueueIdentity.isCurrent(mark) {
-                body(ref.takeUnretainedValue())
+                ref._withUnsafeGuaranteedRef { body($0) }
             } else {
-                queue.sync { body(ref.takeUnretainedValue()) }
+                queue.sync { ref._withUnsafeGuaranteedRef { body($0) } }
             }
         }
-        state.withLock { $0.leaseUsers -= 1 }
+        leaseUsers.subtract(1, ordering: .releasing)
     }
 
     private func enqueue(_ body: @escaping @Sendable (Object) -> Void, on queue: DispatchQueue) {
@@ -133,11 +139,12 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
             return (batch, batch.isEmpty ? nil : state.lease)
         }
         if let ref {
-            let object = ref.takeUnretainedValue()
-            for body in batch { body(object) }
+            ref._withUnsafeGuaranteedRef { object in
+                for body in batch { body(object) }
+            }
         }
+        leaseUsers.subtract(batch.count, ordering: .releasing)
         let more = state.withLock { state -> Bool in
-            state.leaseUsers -= batch.count
             if state.pending.isEmpty {
                 state.drainScheduled = false
                 return false
@@ -160,14 +167,14 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     /// Returns whether the caller must schedule the lease's expiry (after unlocking).
     private func borrow(_ state: inout State) -> (Unmanaged<Object>?, Bool) {
         if let lease = state.lease {
-            state.leaseUsers += 1
+            leaseUsers.add(1, ordering: .relaxed)
             return (lease, false)
         }
         // The strong local made by loading the weak reference is not the last one (the lease
         // was retained first), so releasing it here under the lock runs no deinit.
         guard let ref = retainObject() else { return (nil, false) }
         state.lease = ref
-        state.leaseUsers = 1
+        leaseUsers.add(1, ordering: .relaxed)
         if state.expiryScheduled { return (ref, false) }
         state.expiryScheduled = true
         return (ref, true)
@@ -193,7 +200,7 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
                 state.expiryScheduled = false
                 return (nil, false)
             }
-            if state.leaseUsers > 0 { return (nil, true) }
+            if leaseUsers.load(ordering: .acquiring) > 0 { return (nil, true) }
             state.lease = nil
             state.expiryScheduled = false
             return (lease, false)
