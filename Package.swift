@@ -44,6 +44,12 @@ let package = Package(
             dependencies: ["MediaEvents", "ExampleSupport"],
             path: "Examples/media-daemon"
         ),
+        .target(name: "CRawBaseline", dependencies: ["CLibVLC"], path: "Benchmarks/CRawBaseline"),
+        .executableTarget(
+            name: "MediaEventsBenchmarks",
+            dependencies: ["MediaEvents", "CRawBaseline"],
+            path: "Benchmarks/MediaEventsBenchmarks"
+        ),
     ]
 )
 

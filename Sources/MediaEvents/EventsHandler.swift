@@ -1,20 +1,26 @@
 import Dispatch
+import Synchronization
 
 /// Delivers libvlc events to one object without ever letting that object be freed on a
 /// libvlc thread.
 ///
 /// libvlc is given a handler, never the object, as a listener's user data. The handler holds
-/// the object weakly; for each delivery it loads a strong reference, keeps it for the whole
-/// delivery (an asynchronous one included) and afterwards hands it to a private release
-/// queue. So when a delivery holds the last reference, the object's `deinit` runs on the
-/// release queue, not on the libvlc thread that is inside `libvlc_event_send` with the event
-/// manager's lock held (where a `deinit` that detaches or stops would deadlock).
+/// the object weakly; each delivery holds a strong reference for its whole duration (an
+/// asynchronous one until it has run), and that reference is always dropped on a private
+/// release queue. So when a delivery holds the last reference, the object's `deinit` runs on
+/// the release queue, not on the libvlc thread that is inside `libvlc_event_send` with the
+/// event manager's lock held (where a `deinit` that detaches or stops would deadlock).
 ///
-/// Releases are amortized: a handler keeps a count of the references it still has to drop
-/// and schedules at most one release pass at a time, so a burst of events costs one hop to
-/// the release queue rather than one per event. Asynchronous deliveries are batched per
-/// target queue (see `QueueIdentity.Mark`), which keeps libvlc's order across all objects
-/// that share the queue.
+/// The strong reference is amortized as a lease: the first delivery of a burst takes one
+/// strong reference and schedules its expiry a short while later (`leaseDuration`); every
+/// delivery until then borrows it (counted in `leaseUsers`), and the expiry drops it on the
+/// release queue once no delivery is using it. A burst therefore costs one weak load, one
+/// retain, one release and one hop to the release queue rather than one of each per event,
+/// and libvlc's thread and the release queue do not fight over one reference count. An
+/// object may therefore outlive its last outside reference by about a millisecond.
+///
+/// Asynchronous deliveries are batched per target queue (see `QueueIdentity.Mark`), which
+/// keeps libvlc's order across every object sharing the queue.
 public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     /// The object events are delivered to; `nil` once it has been freed.
     public weak let object: Object?
@@ -28,14 +34,21 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     }
 
     private struct State: Sendable {
-        /// The strong references taken for finished deliveries, waiting for the release queue.
-        var releaseRef: Unmanaged<Object>?
-        var releaseCount = 0
-        var releaseScheduled = false
+        /// The strong reference the deliveries of a burst share, while one is held.
+        var lease: Unmanaged<Object>?
+        var expiryScheduled = false
     }
+
+    /// How long a lease outlives the delivery that took it: long enough that a burst shares
+    /// one, short enough that dropping the last reference still frees the object promptly.
+    static var leaseDuration: DispatchTimeInterval { .milliseconds(1) }
 
     private let route: Route
     private let state = Protected(State())
+    /// Deliveries (running, or queued on an asynchronous route) using the lease. It only
+    /// grows under the state lock, where the expiry also checks it for zero, so a lease seen
+    /// unused there stays unused; it shrinks without the lock, after each delivery.
+    private let leaseUsers = Atomic<Int>(0)
     /// Something the native callback updates on libvlc's thread before any dispatch (the
     /// player's cache of time and position), reachable without touching the object.
     let companion: (any AnyObject & Sendable)?
@@ -63,51 +76,56 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     /// reference is then dropped on the release queue. A synchronous configuration whose
     /// queue is the one the caller runs on runs `body` inline.
     public func handleEvent(_ body: @escaping @Sendable (Object) -> Void) {
-        if case .async(let queue, let mark) = route {
-            enqueue(body, on: queue, mark)
-        } else {
-            deliverNow { body($0) }
-        }
+        handle((), { object, _ in body(object) })
     }
 
-    /// The allocation-free path for the inline and sync routes; async falls back to a closure.
+    /// Delivers `payload`; allocation-free on the inline and sync routes.
     @inline(__always)
     func handle<Payload: Sendable>(
         _ payload: Payload, _ deliver: @escaping @Sendable (Object, Payload) -> Void
     ) {
-        if case .async(let queue, let mark) = route {
-            guard let ref = retainObject() else { return }
-            mark.enqueue({
-                deliver(ref.takeUnretainedValue(), payload)
-                self.releaseLater(ref, count: 1)
-            }, on: queue)
-        } else {
-            deliverNow { deliver($0, payload) }
-        }
-    }
-
-    private func deliverNow(_ body: (Object) -> Void) {
-        guard let ref = retainObject() else { return }
+        guard let ref = borrowObject() else { return }
         switch route {
-        case .inline, .async:
-            body(ref.takeUnretainedValue())
+        // The lease holds the object, so it is used without a retain/release pair of its
+        // own (its reference count lives in the weak side table, where each costs an atomic
+        // read-modify-write).
+        case .inline:
+            ref._withUnsafeGuaranteedRef { deliver($0, payload) }
         case .sync(let queue, let mark):
             if QueueIdentity.isCurrent(mark) {
-                body(ref.takeUnretainedValue())
+                ref._withUnsafeGuaranteedRef { deliver($0, payload) }
             } else {
-                queue.sync { body(ref.takeUnretainedValue()) }
+                queue.sync { ref._withUnsafeGuaranteedRef { deliver($0, payload) } }
             }
+        case .async(let queue, let mark):
+            // A queued delivery stays a user of the lease until it has run.
+            mark.enqueue({
+                ref._withUnsafeGuaranteedRef { deliver($0, payload) }
+                self.leaseUsers.subtract(1, ordering: .releasing)
+            }, on: queue)
+            return
         }
-        releaseLater(ref, count: 1)
+        leaseUsers.subtract(1, ordering: .releasing)
     }
 
-    private func enqueue(_ body: @escaping @Sendable (Object) -> Void, on queue: DispatchQueue,
-                         _ mark: QueueIdentity.Mark) {
-        guard let ref = retainObject() else { return }
-        mark.enqueue({
-            body(ref.takeUnretainedValue())
-            self.releaseLater(ref, count: 1)
-        }, on: queue)
+    /// The lease for one delivery, taken if none is held; `nil` once the object is gone.
+    private func borrowObject() -> Unmanaged<Object>? {
+        let (ref, scheduleExpiry) = state.withLock { state -> (Unmanaged<Object>?, Bool) in
+            if let lease = state.lease {
+                leaseUsers.add(1, ordering: .relaxed)
+                return (lease, false)
+            }
+            // The strong local made by loading the weak reference is not the last one (the
+            // lease was retained first), so releasing it here under the lock runs no deinit.
+            guard let ref = retainObject() else { return (nil, false) }
+            state.lease = ref
+            leaseUsers.add(1, ordering: .relaxed)
+            if state.expiryScheduled { return (ref, false) }
+            state.expiryScheduled = true
+            return (ref, true)
+        }
+        if scheduleExpiry { scheduleLeaseExpiry() }
+        return ref
     }
 
     // Kept out of line so that the strong local created by loading the weak reference ends
@@ -118,29 +136,28 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         return Unmanaged.passRetained(object)
     }
 
-    private func releaseLater(_ ref: Unmanaged<Object>, count: Int) {
-        let schedule = state.withLock { state -> Bool in
-            state.releaseRef = ref
-            state.releaseCount += count
-            if state.releaseScheduled { return false }
-            state.releaseScheduled = true
-            return true
-        }
-        if schedule {
-            ServiceQueues.release.async(group: ServiceQueues.pendingTeardowns) { self.drainReleases() }
+    private func scheduleLeaseExpiry() {
+        ServiceQueues.pendingTeardowns.enter()
+        ServiceQueues.release.asyncAfter(deadline: .now() + Self.leaseDuration) {
+            self.expireLease()
+            ServiceQueues.pendingTeardowns.leave()
         }
     }
 
-    private func drainReleases() {
-        let (ref, count) = state.withLock { state in
-            defer {
-                state.releaseRef = nil
-                state.releaseCount = 0
-                state.releaseScheduled = false
+    /// Drops the lease on the release queue, where the object's `deinit` may safely run; a
+    /// lease still in use is looked at again later.
+    private func expireLease() {
+        let (expired, again) = state.withLock { state -> (Unmanaged<Object>?, Bool) in
+            guard let lease = state.lease else {
+                state.expiryScheduled = false
+                return (nil, false)
             }
-            return (state.releaseRef, state.releaseCount)
+            if leaseUsers.load(ordering: .acquiring) > 0 { return (nil, true) }
+            state.lease = nil
+            state.expiryScheduled = false
+            return (lease, false)
         }
-        guard let ref else { return }
-        for _ in 0..<count { ref.release() }
+        if again { scheduleLeaseExpiry() }
+        expired?.release()
     }
 }

@@ -1,0 +1,210 @@
+import CRawBaseline
+import Dispatch
+import Foundation
+import MediaEvents
+import Synchronization
+
+/// Counts deliveries and signals once the expected number has arrived.
+final class DeliveryCounter: Sendable {
+    private let count = Atomic<Int>(0)
+    private let target = Atomic<Int>(0)
+    let done = DispatchSemaphore(value: 0)
+
+    func reset(target: Int) {
+        count.store(0, ordering: .relaxed)
+        self.target.store(target, ordering: .relaxed)
+    }
+
+    @inline(__always)
+    func hit() {
+        let reached = count.wrappingAdd(1, ordering: .relaxed).newValue
+        if reached == target.load(ordering: .relaxed) { done.signal() }
+    }
+
+    var value: Int { count.load(ordering: .relaxed) }
+}
+
+/// One measured run: the time on the producing thread (the `setMeta` loop, where libvlc
+/// sends the events) and the time until the last event was handled.
+struct Sample {
+    var produceNanoseconds: Double
+    var totalNanoseconds: Double
+}
+
+/// A way of delivering the same burst of `MediaMetaChanged` events.
+struct Variant {
+    let label: String
+    let name: String
+    /// Counts against the targets (false for libvlc's own cost without a listener).
+    let isAsync: Bool
+    let run: (Int) -> Sample
+}
+
+/// The throughput variants: every one sets the same title on a media `n` times, and libvlc
+/// sends `MediaMetaChanged` synchronously from inside each call.
+final class ThroughputBench {
+    static let title = "MediaEvents"
+    static let mediaPath = "/tmp/mediaevents-benchmark.wav"
+
+    let raw: OpaquePointer
+    let library: VLCLibrary
+    private let inlineMedia: VLCMedia
+    private let queuedMedia: VLCMedia
+    private let inlineCounter = DeliveryCounter()
+    private let queuedCounter = DeliveryCounter()
+    private var subscriptions: [EventSubscription] = []
+
+    init() throws {
+        guard let raw = crb_bench_new(Self.mediaPath) else {
+            throw VLCError.libraryInitializationFailed(arguments: [], reason: "crb_bench_new failed")
+        }
+        self.raw = raw
+        library = try VLCLibrary()
+        let url = URL(fileURLWithPath: Self.mediaPath)
+        inlineMedia = VLCMedia(url: url, library: library, configuration: EventsDefaultConfiguration())
+        queuedMedia = VLCMedia(
+            url: url, library: library,
+            configuration: EventsQueueConfiguration(queue: DispatchQueue(label: "benchmark.c"), isAsync: true))
+        let inlineCounter = inlineCounter
+        let queuedCounter = queuedCounter
+        subscriptions = [
+            inlineMedia.observe(.metaChanged) { _ in inlineCounter.hit() },
+            queuedMedia.observe(.metaChanged) { _ in queuedCounter.hit() },
+        ]
+    }
+
+    deinit {
+        subscriptions.forEach { $0.cancel() }
+        crb_bench_free(raw)
+    }
+
+    var variants: [Variant] {
+        [
+            Variant(label: "(a0)", name: "libvlc set_meta, no listener", isAsync: false) { n in
+                Self.sample(crb_run_no_listener(self.raw, n, Self.title))
+            },
+            Variant(label: "(a)", name: "raw C callback", isAsync: false) { n in
+                Self.sample(crb_run_raw(self.raw, n, Self.title), expect: n)
+            },
+            Variant(label: "(b)", name: "MediaEvents, EventsDefaultConfiguration (inline)", isAsync: false) { n in
+                self.burst(self.inlineMedia, self.inlineCounter, n)
+            },
+            Variant(label: "(c)", name: "MediaEvents, async EventsQueueConfiguration", isAsync: true) { n in
+                self.burst(self.queuedMedia, self.queuedCounter, n)
+            },
+            Variant(label: "(e)", name: "C: dispatch_async per event + heap copy", isAsync: true) { n in
+                Self.sample(crb_run_dispatch(self.raw, n, Self.title), expect: n)
+            },
+        ]
+    }
+
+    private func burst(_ media: VLCMedia, _ counter: DeliveryCounter, _ n: Int) -> Sample {
+        counter.reset(target: n)
+        let start = crb_now_ns()
+        for _ in 0..<n { media.setMeta(.title, Self.title) }
+        let produced = crb_now_ns()
+        counter.done.wait()
+        let end = crb_now_ns()
+        precondition(counter.value == n, "delivered \(counter.value) of \(n)")
+        return Sample(produceNanoseconds: Double(produced - start), totalNanoseconds: Double(end - start))
+    }
+
+    private static func sample(_ result: crb_result_t, expect n: Int? = nil) -> Sample {
+        if let n { precondition(result.delivered == UInt64(n), "delivered \(result.delivered) of \(n)") }
+        return Sample(produceNanoseconds: Double(result.produce_ns), totalNanoseconds: Double(result.total_ns))
+    }
+
+    /// The median per variant of `runs` runs, after one warm-up run each; the variants take
+    /// turns so that a change in machine load hits all of them alike.
+    func measure(events: Int, runs: Int, only: [String]? = nil) -> [(Variant, produce: Double, total: Double)] {
+        let variants = variants.filter { only?.contains($0.label) ?? true }
+        for variant in variants { _ = variant.run(events) }
+        var samples = Array(repeating: [Sample](), count: variants.count)
+        for _ in 0..<runs {
+            for (index, variant) in variants.enumerated() {
+                samples[index].append(variant.run(events))
+            }
+        }
+        return zip(variants, samples).map { variant, samples in
+            (variant,
+             Statistics.median(samples.map { $0.produceNanoseconds / Double(events) }),
+             Statistics.median(samples.map { $0.totalNanoseconds / Double(events) }))
+        }
+    }
+
+    /// End-to-end latency of (c): send (before `setMeta`) to handler entry, with a pause after
+    /// each event so that it measures a hop, not a queue under a burst.
+    func latencyQueued(events: Int, pauseMicroseconds: UInt32) -> [UInt64] {
+        let probe = LatencyProbe(count: events)
+        let media = VLCMedia(
+            url: URL(fileURLWithPath: Self.mediaPath), library: library,
+            configuration: EventsQueueConfiguration(queue: DispatchQueue(label: "benchmark.latency"), isAsync: true))
+        let subscription = media.observe(.metaChanged) { _ in probe.received() }
+        for index in 0..<events {
+            probe.markSend(index)
+            media.setMeta(.title, Self.title)
+            if pauseMicroseconds > 0 { usleep(pauseMicroseconds) }
+        }
+        probe.done.wait()
+        subscription.cancel()
+        return probe.latencies
+    }
+
+    /// The same paced measurement for (e).
+    func latencyDispatch(events: Int, pauseMicroseconds: UInt32) -> [UInt64] {
+        var latencies = [UInt64](repeating: 0, count: events)
+        let delivered = crb_latency_dispatch(raw, events, pauseMicroseconds, Self.title, &latencies)
+        precondition(delivered == events)
+        return latencies
+    }
+
+    /// Subscribe + cancel on a media that already has a subscription (its native listeners
+    /// are attached), in nanoseconds per pair.
+    func subscribeCancel(pairs: Int, runs: Int) -> Double {
+        var results: [Double] = []
+        for _ in 0...runs {
+            let counter = inlineCounter
+            let start = crb_now_ns()
+            for _ in 0..<pairs {
+                let subscription = inlineMedia.observe(.metaChanged) { _ in counter.hit() }
+                subscription.cancel()
+            }
+            results.append(Double(crb_now_ns() - start) / Double(pairs))
+        }
+        return Statistics.median(Array(results.dropFirst()))
+    }
+}
+
+/// Send times and latencies of the paced measurement.
+final class LatencyProbe: @unchecked Sendable {
+    // @unchecked: send time i is written before event i is sent and read by its handler
+    // (dispatch's enqueue orders the two); latency i is written only by that handler and read
+    // after `done`.
+    private let sendTimes: UnsafeMutableBufferPointer<UInt64>
+    private let received_: UnsafeMutableBufferPointer<UInt64>
+    private let next = Atomic<Int>(0)
+    let done = DispatchSemaphore(value: 0)
+
+    init(count: Int) {
+        sendTimes = .allocate(capacity: count)
+        sendTimes.initialize(repeating: 0)
+        received_ = .allocate(capacity: count)
+        received_.initialize(repeating: 0)
+    }
+
+    deinit {
+        sendTimes.deallocate()
+        received_.deallocate()
+    }
+
+    func markSend(_ index: Int) { sendTimes[index] = crb_now_ns() }
+
+    func received() {
+        let now = crb_now_ns()
+        let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
+        received_[index] = now - sendTimes[index]
+        if index + 1 == sendTimes.count { done.signal() }
+    }
+
+    var latencies: [UInt64] { Array(received_) }
+}
