@@ -21,7 +21,8 @@ let package = Package(
             providers: [.apt(["libvlc-dev"])]
         ),
         .target(name: "MediaEvents", dependencies: ["CLibVLC"]),
-        .testTarget(name: "MediaEventsTests", dependencies: ["MediaEvents", "CLibVLC"]),
+        .target(name: "CVLCTestSupport", dependencies: ["CLibVLC"], path: "Tests/CVLCTestSupport"),
+        .testTarget(name: "MediaEventsTests", dependencies: ["MediaEvents", "CLibVLC", "CVLCTestSupport"]),
     ]
 )
 
