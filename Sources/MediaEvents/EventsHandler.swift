@@ -117,8 +117,7 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
             return (batch, ref)
         }
         if let ref {
-            let object = ref.takeUnretainedValue()
-            for body in batch { body(object) }
+            Self.run(batch, with: ref)
             releaseLater(ref, count: batch.count)
         }
         let more = state.withLock { state -> Bool in
@@ -131,6 +130,16 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         if more {
             queue.async { self.drainPending(on: queue) }
         }
+    }
+
+    // Kept out of line so that the strong local holding the object ends here, before the
+    // caller hands `ref` to the release queue: a local still alive after that (debug builds
+    // keep locals to the end of their scope) would be the last reference when the release
+    // queue wins the race, and the object's deinit would run on the delivery queue.
+    @inline(never)
+    private static func run(_ batch: [@Sendable (Object) -> Void], with ref: Unmanaged<Object>) {
+        let object = ref.takeUnretainedValue()
+        for body in batch { body(object) }
     }
 
     // Kept out of line so that the strong local created by loading the weak reference ends
