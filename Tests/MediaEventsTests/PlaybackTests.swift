@@ -5,7 +5,7 @@ import XCTest
 /// Real headless playback through the public API.
 final class PlaybackTests: XCTestCase {
     func testPlay_whenShortWAV_deliversOpeningPlayingEndReachedInOrderWithPayloads() throws {
-        let wav = try TestMedia.wav(seconds: 0.6)
+        let wav = try TestMedia.wav(seconds: 2)
         let log = EventLog<MediaPlayerEvent>()
         runWithDeadline(30, "play a WAV to its end") {
             let player = VLCMediaPlayer(media: makeMedia(wav), library: TestLibrary.shared)
@@ -28,12 +28,13 @@ final class PlaybackTests: XCTestCase {
         XCTAssertEqual(log.count(of: .encounteredError), 0, "\(log.names)")
         let lengths = log.events.compactMap { if case .lengthChanged(let ms) = $0 { ms } else { nil } }
         XCTAssertFalse(lengths.isEmpty, "no LengthChanged: \(log.names)")
-        if let length = lengths.last { XCTAssertEqual(Double(length), 600, accuracy: 60) }
+        if let length = lengths.last { XCTAssertEqual(Double(length), 2000, accuracy: 100) }
         let times = log.events.compactMap { if case .timeChanged(let ms) = $0 { ms } else { nil } }
         XCTAssertGreaterThanOrEqual(times.count, 2, "too few TimeChanged: \(times)")
         XCTAssertEqual(times, times.sorted(), "TimeChanged went backwards: \(times)")
         if let first = times.first, let last = times.last { XCTAssertGreaterThan(last, first) }
-        XCTAssertLessThanOrEqual(times.last ?? 0, 700)
+        XCTAssertLessThanOrEqual(times.last ?? 0, 2100)
+        print("TimeChanged: \(times)")
     }
 
     func testPlay_whenFileMissing_deliversEncounteredError() throws {
