@@ -22,6 +22,8 @@ let package = Package(
         ),
         .target(name: "MediaEvents", dependencies: ["CLibVLC"]),
         .target(name: "CVLCTestSupport", dependencies: ["CLibVLC"], path: "Tests/CVLCTestSupport"),
+        // Run by Scripts/leaks.sh under valgrind: create/observe/play/teardown in a loop.
+        .executableTarget(name: "MediaEventsLeakLoop", dependencies: ["MediaEvents"], path: "Tests/LeakLoop"),
         .testTarget(name: "MediaEventsTests", dependencies: ["MediaEvents", "CLibVLC", "CVLCTestSupport"]),
     ]
 )
