@@ -10,11 +10,11 @@ which=${1:-all}
 status=0
 
 if [[ $which == all || $which == thread ]]; then
-    echo "== ThreadSanitizer: StressTests|SubscriptionTests|EventsHandlerTests|ReentrancyTests|ConfigurationTests"
+    echo "== ThreadSanitizer: StressTests|SubscriptionTests|EventsHandlerTests|ReentrancyTests|ConfigurationTests|EventStream|SharedQueueOrderTests|VLCMediaListTests|VLCMediaListPlayerTests"
     # halt_on_error: the first race fails the run instead of scrolling past.
     TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
         swift test --scratch-path .build-tsan --sanitize=thread \
-        --filter 'StressTests|SubscriptionTests|EventsHandlerTests|ReentrancyTests|ConfigurationTests' || status=1
+        --filter 'StressTests|SubscriptionTests|EventsHandlerTests|ReentrancyTests|ConfigurationTests|EventStream|SharedQueueOrderTests|VLCMediaListTests|VLCMediaListPlayerTests' || status=1
 fi
 
 if [[ $which == all || $which == address ]]; then
