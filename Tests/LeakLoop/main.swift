@@ -67,5 +67,7 @@ do {
     }
 }
 // Teardown (detach + native release) runs on MediaEvents' queues after the last completion.
-usleep(1_000_000)
+if !VLCLibrary.waitForPendingTeardowns(timeout: 30) {
+    print("leak-loop: teardowns still pending after 30 s"); exit(4)
+}
 print("leak-loop: \(iterations) iterations, \(completions.count) completions")
