@@ -13,6 +13,7 @@ final class SoakTests: XCTestCase {
         let completions = Counter()
         var warmRSS = 0
         var peakRSS = 0
+        var warmThreads = 0
         let start = Date()
         for play in 0..<plays {
             let mode = DispatchMode.allCases[play % DispatchMode.allCases.count]
@@ -47,7 +48,10 @@ final class SoakTests: XCTestCase {
             }
             XCTAssertTrue(kept.values.allSatisfy { !$0.isActive })
             let rss = residentMemoryBytes()
-            if play + 1 == warmUp { warmRSS = rss }
+            if play + 1 == warmUp {
+                warmRSS = rss
+                warmThreads = threadCount()
+            }
             peakRSS = max(peakRSS, rss)
         }
         XCTAssertEqual(completions.count, 2 * plays)
@@ -56,5 +60,15 @@ final class SoakTests: XCTestCase {
         print(String(format: "soak: %d plays in %.1f s; RSS after warm-up (%d plays) %.1f MB, peak %.1f MB, growth %.1f MB (bound %.0f MB)",
                      plays, Date().timeIntervalSince(start), warmUp, mb(warmRSS), mb(peakRSS), growth, boundMB))
         XCTAssertLessThan(growth, boundMB, "resident memory grew by \(growth) MB after warm-up")
+        // No thread left stuck per play: libvlc's and libdispatch's pools may grow a little,
+        // a leak of one thread per play would not fit.
+        XCTAssertTrue(VLCLibrary.waitForPendingTeardowns(timeout: 20))
+        let threads = threadCount()
+        print("soak: threads after warm-up \(warmThreads), at the end \(threads)")
+        XCTAssertLessThanOrEqual(threads, warmThreads + 16, "threads grew from \(warmThreads) to \(threads)")
+    }
+
+    private func threadCount() -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
     }
 }
