@@ -39,6 +39,42 @@ final class VLCMediaListPlayerTests: XCTestCase {
         playerToken.cancel()
     }
 
+    /// The list player sets each item on the native player itself: `mediaPlayer.media`
+    /// follows it (read from NextItemSet's handler, where the item is current), stays the
+    /// same wrapper while the item plays, and a media set on the player directly wins at once.
+    func testMediaPlayerMedia_whenListPlayerMovesToNextItem() throws {
+        let library = try VLCLibrary()
+        let (list, urls) = try wavList(3, library)
+        let listPlayer = VLCMediaListPlayer(library: library)
+        listPlayer.mediaList = list
+        let seen = Recorder<String>()
+        let token = listPlayer.observe(.nextItemSet, .played) { [weak listPlayer] event in
+            guard case .nextItemSet(let item) = event, let player = listPlayer?.mediaPlayer else {
+                seen.record("played")
+                return
+            }
+            let media = player.media
+            let again = player.media
+            seen.record(media?.mrl == item.mrl && media === again ? item.mrl : "mismatch \(media?.mrl ?? "nil") vs \(item.mrl)")
+        }
+        XCTAssertNil(listPlayer.mediaPlayer.media)
+        listPlayer.play()
+        XCTAssertTrue(seen.wait(timeout: 30) { $0 == "played" }, "\(seen.values)")
+        XCTAssertEqual(seen.values, urls.map(\.absoluteString) + ["played"])
+        XCTAssertEqual(listPlayer.mediaPlayer.media?.mrl, urls.last?.absoluteString)
+        let own = VLCMedia(url: urls[0], library: library)
+        listPlayer.mediaPlayer.media = own
+        XCTAssertTrue(listPlayer.mediaPlayer.media === own)
+        let applied = runWithDeadline(30, "waiting for the player's queue") {
+            let done = DispatchSemaphore(value: 0)
+            Task { await listPlayer.mediaPlayer.waitForPendingControls(); done.signal() }
+            done.wait()
+        }
+        XCTAssertTrue(applied)
+        XCTAssertTrue(listPlayer.mediaPlayer.media === own)
+        token.cancel()
+    }
+
     /// A handler that stops the list player from its own NextItemSet (raw libvlc deadlocks):
     /// Stopped arrives and nothing else is played.
     func testStop_whenCalledFromOwnHandler() throws {
