@@ -65,6 +65,22 @@ final class EventNamesTests: XCTestCase {
         ])
     }
 
+    func testVLMKinds_matchLibvlcConstantsAndNames() {
+        assertKinds([
+            (VLMEvent.Kind.mediaAdded, libvlc_VlmMediaAdded, "VlmMediaAdded"),
+            (.mediaRemoved, libvlc_VlmMediaRemoved, "VlmMediaRemoved"),
+            (.mediaChanged, libvlc_VlmMediaChanged, "VlmMediaChanged"),
+            (.instanceStarted, libvlc_VlmMediaInstanceStarted, "VlmMediaInstanceStarted"),
+            (.instanceStopped, libvlc_VlmMediaInstanceStopped, "VlmMediaInstanceStopped"),
+            (.instanceStatusInit, libvlc_VlmMediaInstanceStatusInit, "VlmMediaInstanceStatusInit"),
+            (.instanceStatusOpening, libvlc_VlmMediaInstanceStatusOpening, "VlmMediaInstanceStatusOpening"),
+            (.instanceStatusPlaying, libvlc_VlmMediaInstanceStatusPlaying, "VlmMediaInstanceStatusPlaying"),
+            (.instanceStatusPause, libvlc_VlmMediaInstanceStatusPause, "VlmMediaInstanceStatusPause"),
+            (.instanceStatusEnd, libvlc_VlmMediaInstanceStatusEnd, "VlmMediaInstanceStatusEnd"),
+            (.instanceStatusError, libvlc_VlmMediaInstanceStatusError, "VlmMediaInstanceStatusError"),
+        ])
+    }
+
     func testEventName_isItsKindsName() {
         XCTAssertEqual(MediaPlayerEvent.endReached.name, "MediaPlayerEndReached")
         XCTAssertEqual(MediaPlayerEvent.timeChanged(milliseconds: 5).name, "MediaPlayerTimeChanged")
