@@ -44,7 +44,7 @@ public final class VLCMediaDiscoverer: VLCEventSource {
     public let configuration: any EventsConfiguring
     /// The media the service has found; it changes while the service runs.
     public let mediaList: VLCMediaList
-    private let control: DispatchQueue
+    private let control: ControlQueue
 
     /// The services of `category` that the installed libvlc offers.
     public static func available(category: MediaDiscovererCategory,
@@ -82,7 +82,7 @@ public final class VLCMediaDiscoverer: VLCEventSource {
         self.library = library
         let configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
         self.configuration = configuration
-        control = ServiceQueues.control(for: "discoverer")
+        control = ControlQueue(for: "discoverer", native: discoverer)
         guard let list = libvlc_media_discoverer_media_list(discoverer) else {
             preconditionFailure("libvlc_media_discoverer_media_list returned NULL")
         }
@@ -96,11 +96,10 @@ public final class VLCMediaDiscoverer: VLCEventSource {
 
     deinit {
         let table = eventHub.finish()
-        let native = native
         let library = library
-        control.async(group: ServiceQueues.pendingTeardowns) {
+        control.tearDown { discoverer in
             table?.detachAll()
-            libvlc_media_discoverer_release(native.raw)
+            libvlc_media_discoverer_release(discoverer)
             _ = library
         }
     }
@@ -112,31 +111,23 @@ public final class VLCMediaDiscoverer: VLCEventSource {
     ///
     /// - Throws: `VLCError.invalidState` when the service cannot start.
     public func start() async throws {
-        let native = native
-        let started = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            control.async { continuation.resume(returning: libvlc_media_discoverer_start(native.raw) == 0) }
+        // libvlc's error message is per thread: read it where the call failed.
+        let failure = await control.performAndWait { discoverer in
+            libvlc_media_discoverer_start(discoverer) == 0 ? nil : VLCError.lastMessage(or: "unknown reason")
         }
-        if !started {
-            throw VLCError.invalidState("media discoverer \(name) did not start: "
-                                        + VLCError.lastMessage(or: "unknown reason"))
+        if let failure {
+            throw VLCError.invalidState("media discoverer \(name) did not start: \(failure)")
         }
     }
 
     /// Stops the service (queued); libvlc sends `ended`. The list keeps what was found.
     public func stop() {
-        let native = native
-        control.async { libvlc_media_discoverer_stop(native.raw) }
+        control.perform { libvlc_media_discoverer_stop($0) }
     }
 
     /// `stop()`, returning once the service has stopped.
     public func stopAndWait() async {
-        let native = native
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            control.async {
-                libvlc_media_discoverer_stop(native.raw)
-                continuation.resume()
-            }
-        }
+        await control.performAndWait { libvlc_media_discoverer_stop($0) }
     }
 }
 

@@ -37,7 +37,7 @@ public final class VLCMediaListPlayer: VLCEventSource {
     public let configuration: any EventsConfiguring
     /// The player that plays the items; the list player sets its media.
     public let mediaPlayer: VLCMediaPlayer
-    private let control: DispatchQueue
+    private let control: ControlQueue
 
     private struct Settings {
         var list: VLCMediaList?
@@ -69,7 +69,7 @@ public final class VLCMediaListPlayer: VLCEventSource {
         native = NativePointer(raw: listPlayer)
         self.mediaPlayer = mediaPlayer
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
-        control = ServiceQueues.control(for: "listplayer")
+        control = ControlQueue(for: "listplayer", native: listPlayer)
         // No events and no other user yet: safe to call inline.
         libvlc_media_list_player_set_media_player(listPlayer, mediaPlayer.native.raw)
         let handler = EventsHandler(object: self, configuration: self.configuration)
@@ -81,12 +81,11 @@ public final class VLCMediaListPlayer: VLCEventSource {
 
     deinit {
         let table = eventHub.finish()
-        let native = native
         // Releasing joins the list player's thread, which may be the thread running this
         // deinit's caller; the control queue never is.
-        control.async(group: ServiceQueues.pendingTeardowns) {
+        control.tearDown { listPlayer in
             table?.detachAll()
-            libvlc_media_list_player_release(native.raw)
+            libvlc_media_list_player_release(listPlayer)
         }
     }
 
@@ -184,24 +183,19 @@ public final class VLCMediaListPlayer: VLCEventSource {
     public var isPlaying: Bool { libvlc_media_list_player_is_playing(native.raw) != 0 }
 
     private func perform(_ operation: @escaping @Sendable (OpaquePointer) -> Void) {
-        let native = native
         let list = mediaList
         // libvlc reads the native list: let it see every edit made before this call.
-        control.async {
+        control.perform { listPlayer in
             list?.waitForPendingEdits()
-            operation(native.raw)
+            operation(listPlayer)
         }
     }
 
     private func performAndWait(_ operation: @escaping @Sendable (OpaquePointer) -> Void) async {
-        let native = native
         let list = mediaList
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            control.async {
-                list?.waitForPendingEdits()
-                operation(native.raw)
-                continuation.resume()
-            }
+        await control.performAndWait { listPlayer in
+            list?.waitForPendingEdits()
+            operation(listPlayer)
         }
     }
 }

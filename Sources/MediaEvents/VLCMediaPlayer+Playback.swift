@@ -30,19 +30,15 @@ extension VLCMediaPlayer {
         precondition(!kinds.isEmpty, "play(until:) needs at least one kind")
         // Subscribed before the play call is queued, so nothing it causes can be missed.
         let stream = events(kinds: kinds + [.opening], buffering: .default)
-        let native = native
-        let start: PlaybackStart = await withCheckedContinuation { continuation in
-            control.async {
-                guard libvlc_media_player_get_media(native.raw).map({ libvlc_media_release($0) }) != nil else {
-                    continuation.resume(returning: .noMedia)
-                    return
-                }
-                let state = libvlc_media_player_get_state(native.raw)
-                let running = state == libvlc_Opening || state == libvlc_Buffering
-                    || state == libvlc_Playing || state == libvlc_Paused
-                Self.playNow(native.raw)
-                continuation.resume(returning: running ? .continued : .newInput)
+        let start: PlaybackStart = await control.performAndWait { player in
+            guard libvlc_media_player_get_media(player).map({ libvlc_media_release($0) }) != nil else {
+                return .noMedia
             }
+            let state = libvlc_media_player_get_state(player)
+            let running = state == libvlc_Opening || state == libvlc_Buffering
+                || state == libvlc_Playing || state == libvlc_Paused
+            Self.playNow(player)
+            return running ? .continued : .newInput
         }
         if start == .noMedia {
             stream.cancel()

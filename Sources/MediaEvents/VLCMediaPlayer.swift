@@ -17,7 +17,7 @@ public final class VLCMediaPlayer: VLCEventSource {
     /// How this player's events are dispatched.
     public let configuration: any EventsConfiguring
     /// Carries out blocking libvlc calls in order, away from libvlc's threads.
-    let control: DispatchQueue
+    let control: ControlQueue
     private let currentMedia = Protected(CurrentMedia())
     private let cache = PlaybackCache()
 
@@ -34,7 +34,7 @@ public final class VLCMediaPlayer: VLCEventSource {
         native = NativePointer(raw: player)
         self.library = library
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
-        control = ServiceQueues.control(for: "player")
+        control = ControlQueue(for: "player", native: player)
         let handler = EventsHandler(object: self, configuration: self.configuration, companion: cache)
         let table = NativeEventTable(
             manager: libvlc_media_player_event_manager(player),
@@ -54,12 +54,11 @@ public final class VLCMediaPlayer: VLCEventSource {
 
     deinit {
         let table = eventHub.finish()
-        let native = native
         // This may run on any thread, a libvlc one included: releasing a player stops it,
         // which joins the input thread. The control queue is never a libvlc thread.
-        control.async(group: ServiceQueues.pendingTeardowns) {
+        control.tearDown { player in
             table?.detachAll()
-            libvlc_media_player_release(native.raw)
+            libvlc_media_player_release(player)
         }
     }
 
@@ -179,18 +178,11 @@ public final class VLCMediaPlayer: VLCEventSource {
     }
 
     func perform(_ operation: @escaping @Sendable (OpaquePointer) -> Void) {
-        let native = native
-        control.async { operation(native.raw) }
+        control.perform(operation)
     }
 
     func performAndWait(_ operation: @escaping @Sendable (OpaquePointer) -> Void) async {
-        let native = native
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            control.async {
-                operation(native.raw)
-                continuation.resume()
-            }
-        }
+        await control.performAndWait(operation)
     }
 
     // MARK: State

@@ -25,7 +25,7 @@ public final class VLCRendererDiscoverer: VLCEventSource {
     public let eventHub = EventHub<RendererDiscovererEvent>()
     /// How this discoverer's events are dispatched.
     public let configuration: any EventsConfiguring
-    private let control: DispatchQueue
+    private let control: ControlQueue
 
     /// The renderer discovery services of the installed libvlc (plugins).
     public static func available(library: VLCLibrary) -> [RendererDiscovererDescription] {
@@ -53,7 +53,7 @@ public final class VLCRendererDiscoverer: VLCEventSource {
         self.name = name
         self.library = library
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
-        control = ServiceQueues.control(for: "renderers")
+        control = ControlQueue(for: "renderers", native: discoverer)
         let handler = EventsHandler(object: self, configuration: self.configuration)
         eventHub.bind(NativeEventTable(
             manager: libvlc_renderer_discoverer_event_manager(discoverer),
@@ -63,11 +63,10 @@ public final class VLCRendererDiscoverer: VLCEventSource {
 
     deinit {
         let table = eventHub.finish()
-        let native = native
         let library = library
-        control.async(group: ServiceQueues.pendingTeardowns) {
+        control.tearDown { discoverer in
             table?.detachAll()
-            libvlc_renderer_discoverer_release(native.raw)
+            libvlc_renderer_discoverer_release(discoverer)
             _ = library
         }
     }
@@ -76,31 +75,23 @@ public final class VLCRendererDiscoverer: VLCEventSource {
     ///
     /// - Throws: `VLCError.invalidState` when the service cannot start.
     public func start() async throws {
-        let native = native
-        let started = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            control.async { continuation.resume(returning: libvlc_renderer_discoverer_start(native.raw) == 0) }
+        // libvlc's error message is per thread: read it where the call failed.
+        let failure = await control.performAndWait { discoverer in
+            libvlc_renderer_discoverer_start(discoverer) == 0 ? nil : VLCError.lastMessage(or: "unknown reason")
         }
-        if !started {
-            throw VLCError.invalidState("renderer discoverer \(name) did not start: "
-                                        + VLCError.lastMessage(or: "unknown reason"))
+        if let failure {
+            throw VLCError.invalidState("renderer discoverer \(name) did not start: \(failure)")
         }
     }
 
     /// Stops discovering (queued). Renderers found are not reported as deleted.
     public func stop() {
-        let native = native
-        control.async { libvlc_renderer_discoverer_stop(native.raw) }
+        control.perform { libvlc_renderer_discoverer_stop($0) }
     }
 
     /// `stop()`, returning once the service has stopped.
     public func stopAndWait() async {
-        let native = native
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            control.async {
-                libvlc_renderer_discoverer_stop(native.raw)
-                continuation.resume()
-            }
-        }
+        await control.performAndWait { libvlc_renderer_discoverer_stop($0) }
     }
 }
 

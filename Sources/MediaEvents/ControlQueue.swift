@@ -1,0 +1,39 @@
+import Dispatch
+
+/// One object's serial queue for the libvlc calls that can block: stopping joins the thread
+/// that sends the object's events, so these calls must never run on the caller's thread
+/// when the caller may be a handler. Calls run in the order they were made; the object's
+/// teardown runs after all of them.
+struct ControlQueue: Sendable {
+    private let queue: DispatchQueue
+    private let native: NativePointer
+
+    init(for what: String, native: OpaquePointer) {
+        queue = ServiceQueues.control(for: what)
+        self.native = NativePointer(raw: native)
+    }
+
+    /// Queues `operation` and returns at once.
+    func perform(_ operation: @escaping @Sendable (OpaquePointer) -> Void) {
+        let native = native
+        queue.async { operation(native.raw) }
+    }
+
+    /// Queues `operation` and returns its result once it has run. Whatever must be read on
+    /// the control thread (libvlc's error message is per thread) belongs in `operation`.
+    func performAndWait<Result: Sendable>(
+        _ operation: @escaping @Sendable (OpaquePointer) -> Result
+    ) async -> Result {
+        let native = native
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Result, Never>) in
+            queue.async { continuation.resume(returning: operation(native.raw)) }
+        }
+    }
+
+    /// Queues the object's teardown after every call made before; counted by
+    /// `VLCLibrary.waitForPendingTeardowns`.
+    func tearDown(_ teardown: @escaping @Sendable (OpaquePointer) -> Void) {
+        let native = native
+        queue.async(group: ServiceQueues.pendingTeardowns) { teardown(native.raw) }
+    }
+}
