@@ -9,7 +9,7 @@ final class SoakTests: XCTestCase {
     func testSoak_whenPlayingRepeatedly_everyPlayEndsAndMemoryStaysBounded() {
         let plays = Int(ProcessInfo.processInfo.environment["MEDIAEVENTS_SOAK_PLAYS"] ?? "") ?? 30
         let warmUp = min(5, max(1, plays / 3))
-        let boundMB = 24.0
+        let boundMB = 8.0
         let completions = Counter()
         var warmRSS = 0
         var peakRSS = 0
