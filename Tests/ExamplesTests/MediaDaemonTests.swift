@@ -66,6 +66,42 @@ final class MediaDaemonTests: XCTestCase {
         XCTAssertEqual(lines.compactMap { $0["seq"] as? Int }, Array(1...lines.count))
     }
 
+    /// Hours of looping are out of reach here; hundreds of plays are not. After a warm-up, the
+    /// daemon's resident memory must stay flat while it keeps looping.
+    func testDaemon_whenLoopingManyPlays_residentMemoryStaysFlat() throws {
+        let plays = Int(ProcessInfo.processInfo.environment["MEDIAEVENTS_DAEMON_PLAYS"] ?? "") ?? 300
+        let logFile = try TestMedia.directory(name: "soak-logs").appendingPathComponent("daemon.log")
+        let daemon = try RunningProgram("media-daemon", ["--loop", "--no-progress", "--log", logFile.path,
+                                                         try TestMedia.wav(seconds: 0.2).path])
+        func endsSoFar() -> Int {
+            let text = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+            return text.components(separatedBy: "MediaPlayerEndReached").count - 1
+        }
+        func residentBytes() -> Int {
+            let statm = (try? String(contentsOfFile: "/proc/\(daemon.process.processIdentifier)/statm", encoding: .utf8)) ?? ""
+            let pages = Int(statm.split(separator: " ").dropFirst().first ?? "") ?? 0
+            return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+        }
+        func waitForEnds(_ count: Int, seconds: Double) -> Bool {
+            let deadline = Date().addingTimeInterval(seconds)
+            while endsSoFar() < count && Date() < deadline { usleep(100_000) }
+            return endsSoFar() >= count
+        }
+        let warmUp = 30
+        XCTAssertTrue(waitForEnds(warmUp, seconds: 60), "warm-up plays: \(endsSoFar())")
+        let warm = residentBytes()
+        XCTAssertTrue(waitForEnds(warmUp + plays, seconds: 240), "plays: \(endsSoFar())")
+        let end = residentBytes()
+        let growthMB = Double(end - warm) / 1_048_576
+        print(String(format: "daemon soak: %d plays after warm-up; RSS %.1f MB -> %.1f MB (%+.1f MB)",
+                     endsSoFar() - warmUp, Double(warm) / 1_048_576, Double(end) / 1_048_576, growthMB))
+        XCTAssertGreaterThan(warm, 0, "RSS readable")
+        XCTAssertLessThan(growthMB, 8, "the daemon's memory grows while looping")
+        daemon.send(SIGTERM)
+        let result = try daemon.finish(timeout: 30)
+        XCTAssertEqual(result.status, 0, result.stderr)
+    }
+
     func testDaemon_whenUsageError_exitsTwo() throws {
         let result = try runProgram("media-daemon", ["--bogus"], timeout: 30)
         XCTAssertEqual(result.status, 2)
