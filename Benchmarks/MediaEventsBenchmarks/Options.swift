@@ -29,7 +29,7 @@ struct Options {
           --runs R     measured runs per variant, median reported (default 5)
           --quick      small sizes for a CI smoke run (a few seconds)
           --markdown   print the results as a Markdown table with machine and date
-          --only V,W   run only these throughput variants (a0, a, b, c, e), e.g. under perf
+          --only V,W   run only these throughput variants (a0, a, b, c, d, e), e.g. under perf
         """
 
     static func parse(_ arguments: [String]) -> Options {
