@@ -1,4 +1,6 @@
 import Dispatch
+import Glibc
+import Synchronization
 
 /// The queues MediaEvents runs its own work on.
 ///
@@ -48,12 +50,22 @@ enum QueueIdentity {
         }
 
         private let batch = Protected(Batch())
+        /// Deliveries queued so far, counted outside the lock so that a lingering drain can
+        /// watch for new work without taking it.
+        private let queued = Atomic<Int>(0)
+
+        /// How long a drain that ran out of work waits for more before it gives the queue
+        /// back. While it waits, the producer adds to its batch without `async`, which would
+        /// wake the queue's thread (a system call on libvlc's thread) for every event of a
+        /// burst that the queue drains faster than libvlc sends.
+        static var lingerNanoseconds: UInt64 { 20_000 }
 
         /// Queues `work` on `queue` (the queue this mark belongs to), after every delivery
         /// queued before it through this mark.
         func enqueue(_ work: @escaping @Sendable () -> Void, on queue: DispatchQueue) {
             let schedule = batch.withLock { batch -> Bool in
                 batch.pending.append(work)
+                queued.add(1, ordering: .relaxed)
                 if batch.drainScheduled { return false }
                 batch.drainScheduled = true
                 return true
@@ -63,14 +75,16 @@ enum QueueIdentity {
             }
         }
 
-        /// Runs one batch, then yields the queue so a continuous stream of events cannot
-        /// starve the queue's other work.
+        /// Runs one batch, lingers briefly for more, then yields the queue (by queueing the
+        /// next batch behind the queue's other work) so a continuous stream of events cannot
+        /// starve it.
         private func drain(on queue: DispatchQueue) {
-            let work = batch.withLock { batch in
+            let (work, seen) = batch.withLock { batch in
                 defer { batch.pending = [] }
-                return batch.pending
+                return (batch.pending, queued.load(ordering: .relaxed))
             }
             for item in work { item() }
+            lingerForWork(after: seen)
             let more = batch.withLock { batch -> Bool in
                 if batch.pending.isEmpty {
                     batch.drainScheduled = false
@@ -81,6 +95,27 @@ enum QueueIdentity {
             if more {
                 queue.async { self.drain(on: queue) }
             }
+        }
+
+        /// Waits, yielding the CPU, until a delivery newer than `seen` is queued or
+        /// `lingerNanoseconds` have passed. Bounded, so the queue is always given back.
+        private func lingerForWork(after seen: Int) {
+            var deadline: UInt64 = 0
+            while queued.load(ordering: .relaxed) == seen {
+                let now = Self.monotonicNanoseconds()
+                if deadline == 0 {
+                    deadline = now + Self.lingerNanoseconds
+                } else if now >= deadline {
+                    return
+                }
+                sched_yield()
+            }
+        }
+
+        private static func monotonicNanoseconds() -> UInt64 {
+            var time = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &time)
+            return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
         }
     }
 
