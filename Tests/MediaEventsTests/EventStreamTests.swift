@@ -22,13 +22,16 @@ final class EventStreamTests: XCTestCase {
     func testEvents_whenConsumerIsMuchSlowerThanPlayback_seesEveryStateEventInOrderAndTheLatestTime() async throws {
         let library = try makeLibrary()
         let url = try TestMedia.wav(seconds: 1.5)
-        let player = VLCMediaPlayer(media: VLCMedia(url: url, library: library), library: library)
+        let player = VLCMediaPlayer(library: library)
         paceAudio(of: player)
         // Ground truth: every event as the hub publishes it, recorded without delay.
         let truth = Recorder<MediaPlayerEvent>()
         let token = player.observe { truth.record($0) }
         defer { token.cancel() }
         let stream = player.events()
+        // Set only once both listen: setting the media is queued on the control queue, so its
+        // MediaChanged could otherwise reach the recorder before the stream subscribed.
+        player.media = VLCMedia(url: url, library: library)
         player.play()
 
         let seen = try await withTimeout(40) { () -> [MediaPlayerEvent] in
