@@ -50,6 +50,8 @@ let package = Package(
             dependencies: ["MediaEvents", "CRawBaseline"],
             path: "Benchmarks/MediaEventsBenchmarks"
         ),
+        // Run by Scripts/leaks.sh under valgrind: create/observe/play/teardown in a loop.
+        .executableTarget(name: "MediaEventsLeakLoop", dependencies: ["MediaEvents"], path: "Tests/LeakLoop"),
     ]
 )
 

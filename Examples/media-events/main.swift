@@ -1,5 +1,6 @@
 import ExampleSupport
 import Glibc
+import MediaEvents
 
 // media-events: plays media headless and prints every event of the player and its media in
 // libvlc's delivery order (`log`), or parses media without playing them (`probe`).
@@ -15,10 +16,15 @@ do {
     switch command {
     case "log":
         let options = try LogOptions.parse(arguments)
-        exit(await LogCommand(options: options).run())
+        let status = await LogCommand(options: options).run()
+        // Let libvlc finish tearing the players down before the process's destructors run.
+        VLCLibrary.waitForPendingTeardowns()
+        exit(status)
     case "probe":
         let options = try ProbeOptions.parse(arguments)
-        exit(await ProbeCommand(options: options).run())
+        let status = await ProbeCommand(options: options).run()
+        VLCLibrary.waitForPendingTeardowns()
+        exit(status)
     case "events":
         print(EventCatalog.allNames.joined(separator: "\n"))
     case "help", "-h", "--help":

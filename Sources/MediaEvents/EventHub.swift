@@ -132,8 +132,10 @@ public final class EventSubscription: Sendable {
     /// Stops deliveries. Thread-safe and idempotent; callable from inside the handler.
     ///
     /// Once `cancel()` has returned no new delivery to the handler begins; one that already
-    /// began on another thread may still finish. The completion closure is never called after
-    /// `cancel()`.
+    /// began on another thread may still finish. Cancel and teardown are exclusive: when the
+    /// cancel takes effect the completion is never called; when the object was torn down
+    /// first, its completion has already begun (it may still be running on another thread)
+    /// and `cancel()` changes nothing.
     public func cancel() {
         let action = cancellation.withLock { action in
             defer { action = nil }

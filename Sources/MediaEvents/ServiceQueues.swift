@@ -18,6 +18,12 @@ enum ServiceQueues {
     /// that a wrapper's `deinit` never runs on a libvlc thread.
     static let release = DispatchQueue(label: "MediaEvents.release", qos: qos)
 
+    private static let releaseMark = QueueIdentity.mark(release)
+
+    /// Whether the current thread runs a block of the release queue: lets tests prove that a
+    /// wrapper's `deinit` triggered by a delivery runs there and not on libvlc's thread.
+    static var isOnReleaseQueue: Bool { QueueIdentity.isCurrent(releaseMark) }
+
     /// The serial queue that detaches and releases objects that have no control queue of
     /// their own (media, lists), away from libvlc threads and their locks.
     static let teardown = DispatchQueue(label: "MediaEvents.teardown", qos: qos)

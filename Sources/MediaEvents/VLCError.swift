@@ -10,6 +10,8 @@ public enum VLCError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidState(String)
     /// Parsing a media failed, or did not finish before the timeout.
     case parseFailed(mrl: String, status: String)
+    /// libvlc refused an operation (for example a VLM call on a media name it does not know).
+    case operationFailed(what: String, reason: String)
     /// Waiting for an event timed out.
     case timedOut(waitingFor: String, seconds: Double)
     /// The object was torn down while waiting for one of its events.
@@ -25,6 +27,8 @@ public enum VLCError: Error, Sendable, Equatable, CustomStringConvertible {
             return message
         case let .parseFailed(mrl, status):
             return "parsing \(mrl) ended with status \(status)"
+        case let .operationFailed(what, reason):
+            return "libvlc could not \(what): \(reason)"
         case let .timedOut(what, seconds):
             return "\(what) did not happen within \(seconds) s"
         case let .sourceEnded(what):

@@ -69,7 +69,14 @@ enum EventNames {
         return table
     }()
 
+    /// Types that libvlc 3.0's `libvlc_event_type_name` does not know ("Unknown Event"): named
+    /// after their `libvlc_event_e` constant without the `libvlc_` prefix.
+    private static let unnamedByLibvlc: [Int32: String] = [
+        0x502: "RendererDiscovererItemAdded",
+        0x503: "RendererDiscovererItemDeleted",
+    ]
+
     static func name(of type: Int32) -> String {
-        table[type] ?? "UnknownEvent(\(type))"
+        table[type] ?? unnamedByLibvlc[type] ?? "UnknownEvent(\(type))"
     }
 }

@@ -27,6 +27,8 @@ public final class VLCLibrary: Sendable {
     let native: NativePointer
     /// The arguments libvlc was started with.
     public let arguments: [String]
+    /// The instance's one VLM, opened by the first `VLCVLM` of this library.
+    let sharedVLM = SharedVLM()
 
     /// Starts libvlc.
     ///

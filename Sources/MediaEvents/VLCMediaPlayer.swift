@@ -18,7 +18,7 @@ public final class VLCMediaPlayer: VLCEventSource {
     public let configuration: any EventsConfiguring
     /// Carries out blocking libvlc calls in order, away from libvlc's threads.
     let control: DispatchQueue
-    private let currentMedia = Protected<VLCMedia?>(nil)
+    private let currentMedia = Protected(CurrentMedia())
     private let cache = PlaybackCache()
 
     /// Creates a player.
@@ -65,16 +65,69 @@ public final class VLCMediaPlayer: VLCEventSource {
 
     // MARK: Control
 
-    /// The media to play. Setting it is queued like the other control calls; libvlc then
-    /// sends `MediaChanged`.
+    /// The wrapper of the native player's media, and the sets not yet carried out.
+    private struct CurrentMedia {
+        var wrapper: VLCMedia?
+        /// Sets queued but not yet applied: until then the native player still has an older
+        /// media, and the wrapper (the latest set) is the answer.
+        var pendingSets = 0
+        /// Counts sets, so that a getter that read the native media before a set was applied
+        /// does not store that stale media over it.
+        var generation = 0
+    }
+
+    /// The media to play: the native player's current media, which a `VLCMediaListPlayer`
+    /// changes for each item. Setting it is queued like the other control calls (the getter
+    /// returns the new media at once); libvlc then sends `MediaChanged`.
+    ///
+    /// Returns the same `VLCMedia` as long as the native media stays the same; when something
+    /// else (a list player) set another one, a new `VLCMedia` wrapping it.
     public var media: VLCMedia? {
-        get { currentMedia.withLock { $0 } }
+        get {
+            let start = currentMedia.withLock { current -> (VLCMedia?, Int)? in
+                current.pendingSets > 0 ? nil : (current.wrapper, current.generation)
+            }
+            guard let (seen, generation) = start else { return currentMedia.withLock { $0.wrapper } }
+            // Takes only the player's object lock: safe from the player's own handlers.
+            guard let native = libvlc_media_player_get_media(self.native.raw) else {
+                let (result, dropped) = currentMedia.withLock { current -> (VLCMedia?, VLCMedia?) in
+                    guard current.pendingSets == 0, current.generation == generation else { return (current.wrapper, nil) }
+                    defer { current.wrapper = nil }
+                    return (nil, current.wrapper)
+                }
+                _ = dropped
+                return result
+            }
+            if let seen, seen.native.raw == native {
+                // get_media returned one more reference; the player still holds its own.
+                libvlc_media_release(native)
+                return seen
+            }
+            let fresh = VLCMedia(adopting: native, configuration: configuration)
+            let (result, dropped) = currentMedia.withLock { current -> (VLCMedia?, VLCMedia?) in
+                guard current.pendingSets == 0, current.generation == generation else { return (current.wrapper, fresh) }
+                if let wrapper = current.wrapper, wrapper.native.raw == native { return (wrapper, fresh) }
+                defer { current.wrapper = fresh }
+                return (fresh, current.wrapper)
+            }
+            // Dropped outside the lock: a wrapper's deinit may run subscription completions.
+            _ = dropped
+            return result
+        }
         set {
             let previous = currentMedia.withLock { current in
-                defer { current = newValue }
-                return current
+                defer {
+                    current.wrapper = newValue
+                    current.pendingSets += 1
+                    current.generation += 1
+                }
+                return current.wrapper
             }
-            perform { player in libvlc_media_player_set_media(player, newValue?.native.raw) }
+            let currentMedia = currentMedia
+            perform { player in
+                libvlc_media_player_set_media(player, newValue?.native.raw)
+                currentMedia.withLock { $0.pendingSets -= 1 }
+            }
             // The previous media is dropped here, outside the lock: its deinit may run
             // subscription completions.
             _ = previous

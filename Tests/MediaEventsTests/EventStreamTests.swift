@@ -29,8 +29,7 @@ final class EventStreamTests: XCTestCase {
         let token = player.observe { truth.record($0) }
         defer { token.cancel() }
         let stream = player.events()
-        // Set only once both listen: setting the media is queued on the control queue, so its
-        // MediaChanged could otherwise reach the recorder before the stream subscribed.
+        // Set only once both listen: MediaChanged must reach both or neither.
         player.media = VLCMedia(url: url, library: library)
         player.play()
 

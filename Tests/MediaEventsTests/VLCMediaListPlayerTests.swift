@@ -39,6 +39,42 @@ final class VLCMediaListPlayerTests: XCTestCase {
         playerToken.cancel()
     }
 
+    /// The list player sets each item on the native player itself: `mediaPlayer.media`
+    /// follows it (read from NextItemSet's handler, where the item is current), stays the
+    /// same wrapper while the item plays, and a media set on the player directly wins at once.
+    func testMediaPlayerMedia_whenListPlayerMovesToNextItem() throws {
+        let library = try VLCLibrary()
+        let (list, urls) = try wavList(3, library)
+        let listPlayer = VLCMediaListPlayer(library: library)
+        listPlayer.mediaList = list
+        let seen = Recorder<String>()
+        let token = listPlayer.observe(.nextItemSet, .played) { [weak listPlayer] event in
+            guard case .nextItemSet(let item) = event, let player = listPlayer?.mediaPlayer else {
+                seen.record("played")
+                return
+            }
+            let media = player.media
+            let again = player.media
+            seen.record(media?.mrl == item.mrl && media === again ? item.mrl : "mismatch \(media?.mrl ?? "nil") vs \(item.mrl)")
+        }
+        XCTAssertNil(listPlayer.mediaPlayer.media)
+        listPlayer.play()
+        XCTAssertTrue(seen.wait(timeout: 30) { $0 == "played" }, "\(seen.values)")
+        XCTAssertEqual(seen.values, urls.map(\.absoluteString) + ["played"])
+        XCTAssertEqual(listPlayer.mediaPlayer.media?.mrl, urls.last?.absoluteString)
+        let own = VLCMedia(url: urls[0], library: library)
+        listPlayer.mediaPlayer.media = own
+        XCTAssertTrue(listPlayer.mediaPlayer.media === own)
+        let applied = runWithDeadline(30, "waiting for the player's queue") {
+            let done = DispatchSemaphore(value: 0)
+            Task { await listPlayer.mediaPlayer.waitForPendingControls(); done.signal() }
+            done.wait()
+        }
+        XCTAssertTrue(applied)
+        XCTAssertTrue(listPlayer.mediaPlayer.media === own)
+        token.cancel()
+    }
+
     /// A handler that stops the list player from its own NextItemSet (raw libvlc deadlocks):
     /// Stopped arrives and nothing else is played.
     func testStop_whenCalledFromOwnHandler() throws {
@@ -106,6 +142,13 @@ final class VLCMediaListPlayerTests: XCTestCase {
     /// next() moves on at once; the loop mode starts again after the last item; the repeat
     /// mode plays the current item again (libvlc 3 needs a current item for it: `play()` in
     /// the repeat mode with none sends Played, so the test starts with `play(at:)`).
+    ///
+    /// Played never comes while the list plays in these modes. It can come once, after
+    /// Stopped: libvlc's list player moves on from an item's EndReached on its own thread
+    /// (a pending `seek_offset`), and `stop` clears the current item but not that pending
+    /// step. When an item ends just before `stop`, the thread then steps from "no current
+    /// item": in the repeat mode that sends Played, in the loop mode it starts the list again
+    /// at item 0 (NextItemSet after Stopped; seen in 2 of 100 raw C runs).
     func testNextAndPlaybackModes_whenPlaying() throws {
         let library = try VLCLibrary()
         for mode in [PlaybackMode.loop, .repeat] {
@@ -125,15 +168,21 @@ final class VLCMediaListPlayerTests: XCTestCase {
             XCTAssertTrue(events.wait(forCount: 5, timeout: 30), "\(mode): \(events.values)")
             listPlayer.stop()
             XCTAssertTrue(events.wait(timeout: 30) { $0 == "MediaListPlayerStopped" })
-            let seen = Array(events.values.prefix(5))
+            let all = events.values
+            let stop = try XCTUnwrap(all.firstIndex(of: "MediaListPlayerStopped"))
+            let whilePlaying = Array(all[..<stop])
+            let afterStop = Array(all[(stop + 1)...])
+            let item = { (index: Int) in mode == .loop ? "item\(index % 2).wav" : "item0.wav" }
+            XCTAssertGreaterThanOrEqual(whilePlaying.count, 5)
+            XCTAssertEqual(whilePlaying, whilePlaying.indices.map(item), "\(mode)")
             switch mode {
             case .loop:
-                XCTAssertEqual(seen, ["item0.wav", "item1.wav", "item0.wav", "item1.wav", "item0.wav"])
+                // Only a restart of the list from item 0, never Played, never a second Stopped.
+                XCTAssertEqual(afterStop, afterStop.indices.map(item), "\(mode) after Stopped")
             default:
-                XCTAssertEqual(seen, Array(repeating: "item0.wav", count: 5))
+                XCTAssertTrue(afterStop == [] || afterStop == ["MediaListPlayerPlayed"], "\(mode): \(afterStop)")
             }
-            // Not asserted: no Played. Once in 5 runs libvlc sent one (mode unknown, likely
-            // next() racing the list player's own end-of-item step).
+            listPlayer.stop()
             token.cancel()
         }
     }

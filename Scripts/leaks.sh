@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Leak check: runs the release build of MediaEventsLeakLoop (create / observe / play /
+# teardown in every dispatch configuration) under valgrind memcheck and fails if any
+# definitely-lost block has a MediaEvents frame in its stack. Third-party noise is
+# suppressed by Scripts/leaks.supp (glibc loader, libvlc setup and plugins only).
+#   Scripts/leaks.sh [iterations]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+iterations=${1:-12}
+swift build -c release --scratch-path .build-leaks --product MediaEventsLeakLoop
+binary=.build-leaks/release/MediaEventsLeakLoop
+log=$(mktemp /tmp/mediaevents-leaks.XXXXXX.log)
+valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite \
+    --num-callers=60 --suppressions=Scripts/leaks.supp --log-file="$log" \
+    "$binary" "$iterations"
+grep -E "definitely lost|indirectly lost|possibly lost|ERROR SUMMARY|suppressed:" "$log" | sed 's/^==[0-9]*== //'
+# Each leak record is a block of lines from "... are definitely lost ..." to a blank line.
+ours=$(awk '/are definitely lost/ { block = $0; inblock = 1; next }
+            inblock && /^==[0-9]+== *$/ { if (block ~ /MediaEvents|LeakLoop/) print block "\n"; inblock = 0; next }
+            inblock { block = block "\n" $0 }' "$log")
+if [[ -n $ours ]]; then
+    echo "FAIL: definite leaks with MediaEvents frames (full log: $log):"
+    echo "$ours"
+    exit 1
+fi
+echo "OK: no definite leak with a MediaEvents frame (full log: $log)"

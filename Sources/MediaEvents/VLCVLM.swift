@@ -1,0 +1,358 @@
+import CLibVLC
+import Dispatch
+import Glibc
+
+/// The VLM (VideoLAN Manager) of a `VLCLibrary`: named broadcast and VOD media that stream
+/// an input to a stream-output chain, and their events.
+///
+/// libvlc sends VLM events from inside its own VLM calls and from the input threads, always
+/// with the VLM's lock held, so raw libvlc deadlocks when a listener makes any VLM call
+/// (measured with libvlc 3.0.24, from `MediaAdded` as from `InstanceStatusPlaying`). Here every
+/// VLM call is queued on the library's VLM control queue and carried out in call order, so it
+/// is safe from any thread, this VLM's handlers included. Each call has a variant that
+/// returns once libvlc has carried it out and throws `VLCError.operationFailed` with
+/// libvlc's message when it fails (an unknown name, a name taken twice, nothing to stop …).
+///
+/// A libvlc instance has one VLM. Several `VLCVLM`s of the same library share it, each with
+/// its own subscribers; the VLM is released (its media deleted and their instances stopped)
+/// on the VLM control queue after the last of them is torn down, so a `VLCVLM` created
+/// before that release has run still finds the old media. A `VLCVLM` keeps its library alive
+/// until the release.
+public final class VLCVLM: VLCEventSource {
+    /// The library whose VLM this is.
+    public let library: VLCLibrary
+    /// The subscribers of this VLM.
+    public let eventHub = EventHub<VLMEvent>()
+    /// How this VLM's events are dispatched.
+    public let configuration: any EventsConfiguring
+    private let shared: SharedVLM
+
+    /// Opens the library's VLM (creating it if no other `VLCVLM` of the library has).
+    ///
+    /// Do not create a `VLCVLM` inside a handler of another VLM event that runs on libvlc's
+    /// thread while no other `VLCVLM` of the library is alive: opening the VLM waits for the
+    /// VLM control queue.
+    ///
+    /// - Parameters:
+    ///   - library: the libvlc instance.
+    ///   - configuration: how events are dispatched; `nil` uses
+    ///     `VLCLibrary.sharedEventsConfiguration` as it is now.
+    /// - Throws: `VLCError.creationFailed` when the installed libvlc has no VLM.
+    public init(library: VLCLibrary, configuration: (any EventsConfiguring)? = nil) throws {
+        self.library = library
+        shared = library.sharedVLM
+        self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
+        let manager = try shared.open(library)
+        let handler = EventsHandler(object: self, configuration: self.configuration)
+        eventHub.bind(NativeEventTable(
+            manager: manager.raw, types: VLMEvent.Kind.allCases.map(\.nativeType),
+            callback: vlmCallback, handler: handler))
+    }
+
+    deinit {
+        let table = eventHub.finish()
+        let shared = shared
+        let library = library
+        // Detaching waits for a callback that runs on another thread, and releasing the VLM
+        // stops its instances (joins their input threads): neither may run on the thread of
+        // this deinit's caller, which may be a libvlc one.
+        shared.control.async {
+            table?.detachAll()
+            shared.close(library)
+        }
+    }
+
+    // MARK: Media
+
+    /// Adds a broadcast media `name` that streams `input` (an MRL) to the stream-output chain
+    /// `output` (for example `#std{access=file,mux=wav,dst=/tmp/out.wav}`). Queued; libvlc
+    /// sends `mediaAdded` and `mediaChanged`.
+    ///
+    /// - Parameters:
+    ///   - options: input options such as `:sout-keep`.
+    ///   - enabled: whether the media can be played.
+    ///   - loop: whether the broadcast starts again at the end of its input.
+    public func addBroadcast(name: String, input: String, output: String, options: [String] = [],
+                             enabled: Bool = true, loop: Bool = false) {
+        perform(Self.addBroadcastCall(name, input, output, options, enabled, loop))
+    }
+
+    /// `addBroadcast(name:input:output:options:enabled:loop:)`, returning once libvlc has
+    /// added the media.
+    ///
+    /// - Throws: `VLCError.operationFailed` when libvlc refuses (for example a name in use).
+    public func addBroadcastAndWait(name: String, input: String, output: String, options: [String] = [],
+                                    enabled: Bool = true, loop: Bool = false) async throws {
+        try await performAndWait("add broadcast \(name)",
+                                 Self.addBroadcastCall(name, input, output, options, enabled, loop))
+    }
+
+    /// Adds a VOD media `name` for `input`, served by a VOD server module with the muxer `mux`
+    /// (`nil` for the default). Queued. libvlc refuses it when no VOD server module is
+    /// installed (Debian's vlc-plugin-base has none: the RTSP one is in vlc-plugin-access-extra).
+    public func addVOD(name: String, input: String, options: [String] = [], enabled: Bool = true,
+                       mux: String? = nil) {
+        perform(Self.addVODCall(name, input, options, enabled, mux))
+    }
+
+    /// `addVOD(name:input:options:enabled:mux:)`, returning once libvlc has added the media.
+    ///
+    /// - Throws: `VLCError.operationFailed` when libvlc refuses.
+    public func addVODAndWait(name: String, input: String, options: [String] = [], enabled: Bool = true,
+                              mux: String? = nil) async throws {
+        try await performAndWait("add VOD \(name)", Self.addVODCall(name, input, options, enabled, mux))
+    }
+
+    /// Deletes the media `name`, stopping its instances. Queued; libvlc sends `mediaRemoved`.
+    public func deleteMedia(name: String) {
+        perform { libvlc_vlm_del_media($0, name) }
+    }
+
+    /// `deleteMedia(name:)`, returning once the media is gone.
+    ///
+    /// - Throws: `VLCError.operationFailed` when there is no media `name`.
+    public func deleteMediaAndWait(name: String) async throws {
+        try await performAndWait("delete \(name)") { libvlc_vlm_del_media($0, name) }
+    }
+
+    /// Enables or disables the media `name` (a disabled broadcast cannot play; disabling
+    /// stops its instances). Queued; libvlc sends `mediaChanged`.
+    public func setEnabled(name: String, _ enabled: Bool) {
+        perform { libvlc_vlm_set_enabled($0, name, enabled ? 1 : 0) }
+    }
+
+    /// `setEnabled(name:_:)`, returning once libvlc has carried it out.
+    ///
+    /// - Throws: `VLCError.operationFailed` when there is no media `name`.
+    public func setEnabledAndWait(name: String, _ enabled: Bool) async throws {
+        try await performAndWait("enable \(name)") { libvlc_vlm_set_enabled($0, name, enabled ? 1 : 0) }
+    }
+
+    /// Sets the stream-output chain of the media `name`; it applies to instances started
+    /// afterwards. Queued; libvlc sends `mediaChanged`.
+    public func setOutput(name: String, _ output: String) {
+        perform { libvlc_vlm_set_output($0, name, output) }
+    }
+
+    /// `setOutput(name:_:)`, returning once libvlc has carried it out.
+    ///
+    /// - Throws: `VLCError.operationFailed` when there is no media `name`.
+    public func setOutputAndWait(name: String, _ output: String) async throws {
+        try await performAndWait("set output of \(name)") { libvlc_vlm_set_output($0, name, output) }
+    }
+
+    /// Replaces the inputs of the media `name` by `input`. Queued; libvlc sends
+    /// `mediaChanged`.
+    public func setInput(name: String, _ input: String) {
+        perform { libvlc_vlm_set_input($0, name, input) }
+    }
+
+    /// `setInput(name:_:)`, returning once libvlc has carried it out.
+    ///
+    /// - Throws: `VLCError.operationFailed` when there is no media `name`.
+    public func setInputAndWait(name: String, _ input: String) async throws {
+        try await performAndWait("set input of \(name)") { libvlc_vlm_set_input($0, name, input) }
+    }
+
+    /// Sets whether the broadcast `name` starts again at the end of its input. Queued.
+    public func setLoop(name: String, _ loop: Bool) {
+        perform { libvlc_vlm_set_loop($0, name, loop ? 1 : 0) }
+    }
+
+    /// `setLoop(name:_:)`, returning once libvlc has carried it out.
+    ///
+    /// - Throws: `VLCError.operationFailed` when there is no media `name`.
+    public func setLoopAndWait(name: String, _ loop: Bool) async throws {
+        try await performAndWait("set loop of \(name)") { libvlc_vlm_set_loop($0, name, loop ? 1 : 0) }
+    }
+
+    // MARK: Instances
+
+    /// Starts (or resumes) the broadcast `name`. Queued; libvlc sends `instanceStarted`, then
+    /// the instance's status events from its input thread.
+    public func play(name: String) {
+        perform { libvlc_vlm_play_media($0, name) }
+    }
+
+    /// `play(name:)`, returning once the instance is started.
+    ///
+    /// - Throws: `VLCError.operationFailed` when there is no media `name` or it is disabled.
+    public func playAndWait(name: String) async throws {
+        try await performAndWait("play \(name)") { libvlc_vlm_play_media($0, name) }
+    }
+
+    /// Stops the broadcast `name`. Queued; libvlc sends `instanceStopped`.
+    public func stop(name: String) {
+        perform { libvlc_vlm_stop_media($0, name) }
+    }
+
+    /// `stop(name:)`, returning once the instance is stopped.
+    ///
+    /// - Throws: `VLCError.operationFailed` when there is no running instance of `name`
+    ///   (libvlc stops an instance by itself at the end of its input).
+    public func stopAndWait(name: String) async throws {
+        try await performAndWait("stop \(name)") { libvlc_vlm_stop_media($0, name) }
+    }
+
+    /// Pauses (or resumes) the broadcast `name`. Queued; libvlc sends `instanceStatusPause`.
+    public func pause(name: String) {
+        perform { libvlc_vlm_pause_media($0, name) }
+    }
+
+    /// `pause(name:)`, returning once libvlc has carried it out.
+    ///
+    /// - Throws: `VLCError.operationFailed` when there is no running instance of `name`.
+    public func pauseAndWait(name: String) async throws {
+        try await performAndWait("pause \(name)") { libvlc_vlm_pause_media($0, name) }
+    }
+
+    /// Seeks the broadcast `name` to `percentage` (0 to 100) of its input. Queued.
+    public func seek(name: String, toPercentage percentage: Float) {
+        perform { libvlc_vlm_seek_media($0, name, percentage) }
+    }
+
+    /// libvlc's description of the media `name` (of every media for `""`) as JSON text, or
+    /// `nil` when there is no such media. Read on the VLM control queue, like the controls.
+    public func describe(name: String = "") async -> String? {
+        let instance = library.native
+        return await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
+            shared.control.async {
+                libvlc_clearerr()
+                guard let text = libvlc_vlm_show_media(instance.raw, name) else {
+                    continuation.resume(returning: nil)
+                    return
+                }
+                // libvlc hands over a malloc'd string despite the const in its signature.
+                defer { free(UnsafeMutableRawPointer(mutating: text)) }
+                continuation.resume(returning: String(cString: text))
+            }
+        }
+    }
+
+    /// Waits until every VLM call made before has been carried out.
+    public func waitForPendingControls() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            shared.control.async { continuation.resume() }
+        }
+    }
+
+    // MARK: Calls
+
+    private typealias Call = @Sendable (OpaquePointer) -> Int32
+
+    private static func addBroadcastCall(_ name: String, _ input: String, _ output: String, _ options: [String],
+                                         _ enabled: Bool, _ loop: Bool) -> Call {
+        { instance in
+            withCStringArray(options) { count, array in
+                libvlc_vlm_add_broadcast(instance, name, input, output, count, array, enabled ? 1 : 0, loop ? 1 : 0)
+            }
+        }
+    }
+
+    private static func addVODCall(_ name: String, _ input: String, _ options: [String], _ enabled: Bool,
+                                   _ mux: String?) -> Call {
+        { instance in
+            withCStringArray(options) { count, array in
+                libvlc_vlm_add_vod(instance, name, input, count, array, enabled ? 1 : 0, mux)
+            }
+        }
+    }
+
+    private func perform(_ call: @escaping Call) {
+        let instance = library.native
+        shared.control.async { _ = call(instance.raw) }
+    }
+
+    private func performAndWait(_ what: String, _ call: @escaping Call) async throws {
+        let instance = library.native
+        let failure = await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
+            shared.control.async {
+                // libvlc keeps the last message of the thread until the next error: clear it
+                // so that a failure reports its own.
+                libvlc_clearerr()
+                let result = call(instance.raw)
+                continuation.resume(returning: result == 0 ? nil : VLCError.lastMessage(or: "libvlc returned \(result)"))
+            }
+        }
+        if let failure {
+            throw VLCError.operationFailed(what: what, reason: failure)
+        }
+    }
+}
+
+/// Calls `body` with `strings` as a C array of C strings (valid only during the call).
+private func withCStringArray<Result>(
+    _ strings: [String], _ body: (Int32, UnsafePointer<UnsafePointer<CChar>?>?) -> Result
+) -> Result {
+    let copies = strings.map { UnsafePointer(strdup($0)) }
+    defer { copies.forEach { free(UnsafeMutablePointer(mutating: $0)) } }
+    return copies.withUnsafeBufferPointer { body(Int32($0.count), $0.baseAddress) }
+}
+
+/// The one native VLM of a library, shared by its `VLCVLM`s and released after the last one.
+///
+/// Opening (0 → 1 user) and closing (1 → 0) run on `control`, so a new `VLCVLM` never gets
+/// the event manager of a VLM whose release is still pending: libvlc frees that event manager
+/// in `libvlc_vlm_release`, and the next VLM call creates a new one.
+final class SharedVLM: Sendable {
+    /// Carries out every VLM call of the library in order, away from libvlc's threads.
+    let control = ServiceQueues.control(for: "vlm")
+
+    private struct State {
+        var users = 0
+        var manager: NativePointer?
+    }
+
+    private let state = Protected(State())
+
+    /// Adds a user and returns the VLM's event manager, creating the VLM for the first user.
+    func open(_ library: VLCLibrary) throws -> NativePointer {
+        // A live VLCVLM keeps the VLM open, so a second one (even from a VLM handler, with the
+        // VLM's lock held) needs no queue.
+        if let manager = state.withLock({ state -> NativePointer? in
+            guard state.users > 0 else { return nil }
+            state.users += 1
+            return state.manager
+        }) {
+            return manager
+        }
+        let instance = library.native
+        let opened: Result<NativePointer, VLCError> = control.sync {
+            if let manager = state.withLock({ state -> NativePointer? in
+                guard state.users > 0 else { return nil }
+                state.users += 1
+                return state.manager
+            }) {
+                return .success(manager)
+            }
+            libvlc_clearerr()
+            guard let manager = libvlc_vlm_get_event_manager(instance.raw) else {
+                return .failure(.creationFailed(what: "VLM", reason: VLCError.lastMessage(or: "VLM not supported")))
+            }
+            let pointer = NativePointer(raw: manager)
+            state.withLock { $0 = State(users: 1, manager: pointer) }
+            return .success(pointer)
+        }
+        return try opened.get()
+    }
+
+    /// Removes a user, releasing the VLM after the last one. Runs on `control`.
+    func close(_ library: VLCLibrary) {
+        let last = state.withLock { state -> Bool in
+            state.users -= 1
+            guard state.users == 0 else { return false }
+            state.manager = nil
+            return true
+        }
+        if last {
+            libvlc_vlm_release(library.native.raw)
+        }
+    }
+}
+
+private let vlmCallback: libvlc_callback_t = { event, userData in
+    guard let event, let userData else { return }
+    let handler = Unmanaged<EventsHandler<VLCVLM>>.fromOpaque(userData).takeUnretainedValue()
+    guard let typed = VLMEvent(native: event.pointee) else { return }
+    handler.handle(typed) { vlm, event in vlm.eventHub.publish(event) }
+}

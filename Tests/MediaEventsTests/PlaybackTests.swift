@@ -1,0 +1,77 @@
+import Foundation
+@testable import MediaEvents
+import XCTest
+
+/// Real headless playback through the public API.
+final class PlaybackTests: XCTestCase {
+    func testPlay_whenShortWAV_deliversOpeningPlayingEndReachedInOrderWithPayloads() throws {
+        let wav = try TestMedia.wav(seconds: 2)
+        let log = EventLog<MediaPlayerEvent>()
+        runWithDeadline(30, "play a WAV to its end") {
+            let player = VLCMediaPlayer(media: makeMedia(wav), library: TestLibrary.shared)
+            let token = player.observe { log.record($0) }
+            player.play()
+            XCTAssertTrue(log.wait(for: .endReached), "no EndReached: \(log.names)")
+            token.cancel()
+        }
+        let kinds = log.events.map(\.kind)
+        let opening = kinds.firstIndex(of: .opening)
+        let playing = kinds.firstIndex(of: .playing)
+        let end = kinds.firstIndex(of: .endReached)
+        XCTAssertNotNil(opening, "\(log.names)")
+        XCTAssertNotNil(playing, "\(log.names)")
+        if let opening, let playing, let end {
+            XCTAssertLessThan(opening, playing)
+            XCTAssertLessThan(playing, end)
+        }
+        XCTAssertEqual(log.count(of: .endReached), 1)
+        XCTAssertEqual(log.count(of: .encounteredError), 0, "\(log.names)")
+        let lengths = log.events.compactMap { if case .lengthChanged(let ms) = $0 { ms } else { nil } }
+        XCTAssertFalse(lengths.isEmpty, "no LengthChanged: \(log.names)")
+        if let length = lengths.last { XCTAssertEqual(Double(length), 2000, accuracy: 100) }
+        let times = log.events.compactMap { if case .timeChanged(let ms) = $0 { ms } else { nil } }
+        XCTAssertGreaterThanOrEqual(times.count, 2, "too few TimeChanged: \(times)")
+        XCTAssertEqual(times, times.sorted(), "TimeChanged went backwards: \(times)")
+        if let first = times.first, let last = times.last { XCTAssertGreaterThan(last, first) }
+        XCTAssertLessThanOrEqual(times.last ?? 0, 2100)
+        print("TimeChanged: \(times)")
+    }
+
+    func testPlay_whenFileMissing_deliversEncounteredError() throws {
+        try assertPlaybackFails(try TestMedia.missing())
+    }
+
+    func testPlay_whenFileEmpty_deliversEncounteredError() throws {
+        try assertPlaybackFails(try TestMedia.empty())
+    }
+
+    func testMediaChanged_whenMediaSet_carriesTheNewMedia() throws {
+        let wav = SharedMedia.shortWAV
+        let log = EventLog<MediaPlayerEvent>()
+        runWithDeadline(30, "set media") {
+            let player = VLCMediaPlayer(library: TestLibrary.shared)
+            let token = player.observe(.mediaChanged) { log.record($0) }
+            let media = makeMedia(wav)
+            player.media = media
+            XCTAssertTrue(log.wait(for: .mediaChanged), "\(log.names)")
+            if case .mediaChanged(let sent)? = log.events.first {
+                XCTAssertEqual(sent?.mrl, media.mrl)
+            }
+            token.cancel()
+        }
+    }
+
+    private func assertPlaybackFails(_ url: URL, file: StaticString = #filePath, line: UInt = #line) throws {
+        let log = EventLog<MediaPlayerEvent>()
+        runWithDeadline(30, "play \(url.lastPathComponent)", file: file, line: line) {
+            let player = VLCMediaPlayer(media: makeMedia(url), library: TestLibrary.shared)
+            let token = player.observe { log.record($0) }
+            player.play()
+            XCTAssertEqual(log.wait(forAnyOf: [.encounteredError, .endReached]), .encounteredError,
+                           "\(log.names)", file: file, line: line)
+            token.cancel()
+        }
+        XCTAssertEqual(log.count(of: .endReached), 0, "\(log.names)", file: file, line: line)
+        XCTAssertEqual(log.count(of: .playing), 0, "\(log.names)", file: file, line: line)
+    }
+}
