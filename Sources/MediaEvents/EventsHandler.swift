@@ -103,17 +103,14 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
             }
         case .async(let queue, let mark):
             // A queued delivery stays a user of the lease until it has run.
-            mark.enqueue({
-                ref._withUnsafeGuaranteedRef { deliver($0, payload) }
-                self.returnLease()
-            }, on: queue)
+            mark.enqueue(PendingDelivery(handler: self, lease: ref, payload: payload, deliver: deliver), on: queue)
             return
         }
         returnLease()
     }
 
     @inline(__always)
-    private func returnLease() {
+    fileprivate func returnLease() {
         leaseWord.subtract(2, ordering: .releasing)
     }
 
@@ -194,5 +191,30 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         }
         if again { scheduleLeaseExpiry() }
         expired?.release()
+    }
+}
+
+/// An event queued for an asynchronous route: the lease it borrowed, the payload and what to
+/// do with them.
+private final class PendingDelivery<Object: AnyObject & Sendable, Payload: Sendable>: QueuedDelivery,
+    @unchecked Sendable {
+    // @unchecked: every stored property is an immutable `let` of a Sendable type (the lease
+    // is kept alive by the borrow this delivery holds until it has run).
+    let handler: EventsHandler<Object>
+    let lease: Unmanaged<Object>
+    let payload: Payload
+    let deliver: @Sendable (Object, Payload) -> Void
+
+    init(handler: EventsHandler<Object>, lease: Unmanaged<Object>, payload: Payload,
+         deliver: @escaping @Sendable (Object, Payload) -> Void) {
+        self.handler = handler
+        self.lease = lease
+        self.payload = payload
+        self.deliver = deliver
+    }
+
+    override func run() {
+        lease._withUnsafeGuaranteedRef { deliver($0, payload) }
+        handler.returnLease()
     }
 }
