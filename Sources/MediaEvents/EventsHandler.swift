@@ -27,10 +27,10 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     /// How deliveries are dispatched; read once, at creation.
     public let configuration: any EventsConfiguring
 
+    /// A payload-free enum with the queue and its mark in `let`s beside it: switching over
+    /// an enum with class payloads copied them, a retain and release of each per event.
     private enum Route: Sendable {
-        case inline
-        case sync(DispatchQueue, QueueIdentity.Mark)
-        case async(DispatchQueue, QueueIdentity.Mark)
+        case inline, sync, async
     }
 
     /// Serializes taking a lease and dropping it; borrowing a held lease needs no lock.
@@ -43,6 +43,9 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     static var leaseDuration: DispatchTimeInterval { .milliseconds(1) }
 
     private let route: Route
+    /// The delivery queue and its mark; `nil` on the inline route.
+    private let queue: DispatchQueue?
+    private let mark: QueueIdentity.Mark?
     private let state = Protected(State())
     /// Bit 0: a lease is held (in `leasePointer`). Above it, twice the deliveries (running,
     /// or queued on an asynchronous route) using it. A delivery borrows by adding 2 with a
@@ -66,12 +69,9 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         self.object = object
         self.configuration = configuration
         self.companion = companion
-        if let queue = configuration.dispatchQueue {
-            let mark = QueueIdentity.mark(queue)
-            route = configuration.isAsync ? .async(queue, mark) : .sync(queue, mark)
-        } else {
-            route = .inline
-        }
+        queue = configuration.dispatchQueue
+        mark = queue.map(QueueIdentity.mark)
+        route = queue == nil ? .inline : configuration.isAsync ? .async : .sync
     }
 
     /// Runs `body` with the object, as the configuration says, if the object still exists.
@@ -95,15 +95,17 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         // read-modify-write).
         case .inline:
             ref._withUnsafeGuaranteedRef { deliver($0, payload) }
-        case .sync(let queue, let mark):
-            if QueueIdentity.isCurrent(mark) {
+        case .sync:
+            if QueueIdentity.isCurrent(mark.unsafelyUnwrapped) {
                 ref._withUnsafeGuaranteedRef { deliver($0, payload) }
             } else {
-                queue.sync { ref._withUnsafeGuaranteedRef { deliver($0, payload) } }
+                queue.unsafelyUnwrapped.sync { ref._withUnsafeGuaranteedRef { deliver($0, payload) } }
             }
-        case .async(let queue, let mark):
+        case .async:
             // A queued delivery stays a user of the lease until it has run.
-            mark.enqueue(PendingDelivery(handler: self, lease: ref, payload: payload, deliver: deliver), on: queue)
+            mark.unsafelyUnwrapped.enqueue(
+                PendingDelivery(handler: Unmanaged.passUnretained(self), lease: ref, payload: payload, deliver: deliver),
+                on: queue.unsafelyUnwrapped)
             return
         }
         returnLease()
@@ -198,14 +200,16 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
 /// do with them.
 private final class PendingDelivery<Object: AnyObject & Sendable, Payload: Sendable>: QueuedDelivery,
     @unchecked Sendable {
-    // @unchecked: every stored property is an immutable `let` of a Sendable type (the lease
-    // is kept alive by the borrow this delivery holds until it has run).
-    let handler: EventsHandler<Object>
+    // @unchecked: every stored property is an immutable `let` of a Sendable type; the lease
+    // and the handler are kept alive by the borrow this delivery holds until it has run (the
+    // object, which cannot be freed while its lease is borrowed, is torn down before the
+    // native event table releases the handler).
+    let handler: Unmanaged<EventsHandler<Object>>
     let lease: Unmanaged<Object>
     let payload: Payload
     let deliver: @Sendable (Object, Payload) -> Void
 
-    init(handler: EventsHandler<Object>, lease: Unmanaged<Object>, payload: Payload,
+    init(handler: Unmanaged<EventsHandler<Object>>, lease: Unmanaged<Object>, payload: Payload,
          deliver: @escaping @Sendable (Object, Payload) -> Void) {
         self.handler = handler
         self.lease = lease
@@ -215,6 +219,7 @@ private final class PendingDelivery<Object: AnyObject & Sendable, Payload: Senda
 
     override func run() {
         lease._withUnsafeGuaranteedRef { deliver($0, payload) }
-        handler.returnLease()
+        // Last: once the borrow is returned the handler may be freed.
+        handler._withUnsafeGuaranteedRef { $0.returnLease() }
     }
 }
