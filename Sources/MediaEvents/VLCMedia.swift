@@ -92,7 +92,11 @@ public final class VLCMedia: VLCEventSource {
 
     /// Sets a metadata value in memory (libvlc sends `MediaMetaChanged`).
     public func setMeta(_ key: MetaKey, _ value: String?) {
-        libvlc_media_set_meta(native.raw, libvlc_meta_t(rawValue: key.rawValue), value)
+        let key = libvlc_meta_t(rawValue: key.rawValue)
+        // withCString lends a native string's own NUL-terminated storage; passing the
+        // optional String directly made a heap copy (utf8CString) per call.
+        guard let value else { return libvlc_media_set_meta(native.raw, key, nil) }
+        value.withCString { libvlc_media_set_meta(native.raw, key, $0) }
     }
 }
 
