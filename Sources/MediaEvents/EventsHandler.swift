@@ -103,9 +103,12 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
             }
         case .async:
             // A queued delivery stays a user of the lease until it has run.
-            mark.unsafelyUnwrapped.enqueue(
-                PendingDelivery(handler: Unmanaged.passUnretained(self), lease: ref, payload: payload, deliver: deliver),
-                on: queue.unsafelyUnwrapped)
+            // Handed over at +1 with no strong local left to release after the push, when the
+            // drain may already be running the node (its reference count would then bounce
+            // between the two threads).
+            let node = Unmanaged<QueuedDelivery>.passRetained(
+                PendingDelivery(handler: Unmanaged.passUnretained(self), lease: ref, payload: payload, deliver: deliver))
+            mark.unsafelyUnwrapped.enqueue(node, on: queue.unsafelyUnwrapped)
             return
         }
         returnLease()

@@ -66,13 +66,13 @@ enum QueueIdentity {
         /// burst that the queue drains faster than libvlc sends.
         static var lingerNanoseconds: UInt64 { 20_000 }
 
-        /// Queues `delivery` on `queue` (the queue this mark belongs to), after every
-        /// delivery queued before it through this mark.
-        func enqueue(_ delivery: QueuedDelivery, on queue: DispatchQueue) {
-            let node = UInt(bitPattern: Unmanaged.passRetained(delivery).toOpaque())
+        /// Queues `delivery` (retained; the drain releases it) on `queue` (the queue this mark
+        /// belongs to), after every delivery queued before it through this mark.
+        func enqueue(_ delivery: Unmanaged<QueuedDelivery>, on queue: DispatchQueue) {
+            let node = UInt(bitPattern: delivery.toOpaque())
             var old = head.load(ordering: .relaxed)
             while true {
-                delivery.older = old & ~Self.drainActive
+                delivery._withUnsafeGuaranteedRef { $0.older = old & ~Self.drainActive }
                 // Releasing: the drain that takes the node sees its fields and `older`.
                 let (exchanged, current) = head.compareExchange(
                     expected: old, desired: node | Self.drainActive,
