@@ -24,18 +24,20 @@ struct Options {
     var only: [String]?
 
     static let usage = """
-        usage: MediaEventsBenchmarks [--events N] [--runs R] [--quick] [--markdown]
+        usage: MediaEventsBenchmarks [--events N] [--runs R] [--cycles N] [--quick] [--markdown] [--only V,W]
           --events N   events per throughput run (default 200000)
           --runs R     measured runs per variant, median reported (default 5)
           --quick      small sizes for a CI smoke run (a few seconds)
           --markdown   print the results as a Markdown table with machine and date
-          --only V,W   run only these throughput variants (a0, a, b, c, e), e.g. under perf
+          --only V,W   run only these throughput variants (a0, a, b, c, d, e), e.g. under perf
+          --cycles N   player create/observe/teardown cycles measured (default 10000)
         """
 
     static func parse(_ arguments: [String]) -> Options {
         var options = Options()
         var explicitEvents: Int?
         var explicitRuns: Int?
+        var explicitCycles: Int?
         var rest = arguments[...]
         func number(after flag: String) -> Int {
             guard let text = rest.popFirst(), let value = Int(text), value > 0 else {
@@ -47,6 +49,7 @@ struct Options {
             switch argument {
             case "--events": explicitEvents = number(after: argument)
             case "--runs": explicitRuns = number(after: argument)
+            case "--cycles": explicitCycles = number(after: argument)
             case "--quick": options.quick = true
             case "--markdown": options.markdown = true
             case "--only":
@@ -69,6 +72,7 @@ struct Options {
         }
         if let explicitEvents { options.events = explicitEvents }
         if let explicitRuns { options.runs = explicitRuns }
+        if let explicitCycles { options.cycles = explicitCycles }
         return options
     }
 

@@ -33,10 +33,6 @@ struct Report {
                 String(format: "%.0f", produce),
                 String(format: "%+.0f", produce - rawNanoseconds),
             ])
-            if variant.label == "(c)" {
-                rows.append(["(d)", "MediaEvents AsyncSequence consumer",
-                             "n/a (streams not merged)", "", "", "", ""])
-            }
         }
         return rows
     }

@@ -50,6 +50,7 @@ final class ThroughputBench {
     let library: VLCLibrary
     private let inlineMedia: VLCMedia
     private let queuedMedia: VLCMedia
+    private let streamedMedia: VLCMedia
     private let inlineCounter = DeliveryCounter()
     private let queuedCounter = DeliveryCounter()
     private var subscriptions: [EventSubscription] = []
@@ -65,6 +66,8 @@ final class ThroughputBench {
         queuedMedia = VLCMedia(
             url: url, library: library,
             configuration: EventsQueueConfiguration(queue: DispatchQueue(label: "benchmark.c"), isAsync: true))
+        // Inline: the stream itself is the hop to the consumer, so no queue in between.
+        streamedMedia = VLCMedia(url: url, library: library, configuration: EventsDefaultConfiguration())
         let inlineCounter = inlineCounter
         let queuedCounter = queuedCounter
         subscriptions = [
@@ -92,6 +95,9 @@ final class ThroughputBench {
             Variant(label: "(c)", name: "MediaEvents, async EventsQueueConfiguration", isAsync: true) { n in
                 self.burst(self.queuedMedia, self.queuedCounter, n)
             },
+            Variant(label: "(d)", name: "MediaEvents AsyncSequence consumer", isAsync: true) { n in
+                self.streamBurst(n)
+            },
             Variant(label: "(e)", name: "C: dispatch_async per event + heap copy", isAsync: true) { n in
                 Self.sample(crb_run_dispatch(self.raw, n, Self.title), expect: n)
             },
@@ -106,6 +112,33 @@ final class ThroughputBench {
         counter.done.wait()
         let end = crb_now_ns()
         precondition(counter.value == n, "delivered \(counter.value) of \(n)")
+        return Sample(produceNanoseconds: Double(produced - start), totalNanoseconds: Double(end - start))
+    }
+
+    /// (d): a task iterates `events(.metaChanged)` until it has counted `n`. The default
+    /// buffering is lossless here: it coalesces progress kinds only, and `MetaChanged` is a
+    /// state event.
+    private func streamBurst(_ n: Int) -> Sample {
+        let stream = streamedMedia.events(.metaChanged)
+        let done = DispatchSemaphore(value: 0)
+        let received = Atomic<Int>(0)
+        let consumer = Task.detached {
+            var count = 0
+            for await _ in stream {
+                count += 1
+                if count == n { break }
+            }
+            received.store(count, ordering: .relaxed)
+            done.signal()
+        }
+        let start = crb_now_ns()
+        for _ in 0..<n { streamedMedia.setMeta(.title, Self.title) }
+        let produced = crb_now_ns()
+        done.wait()
+        let end = crb_now_ns()
+        _ = consumer
+        let count = received.load(ordering: .relaxed)
+        precondition(count == n, "delivered \(count) of \(n); \(stream.statistics)")
         return Sample(produceNanoseconds: Double(produced - start), totalNanoseconds: Double(end - start))
     }
 

@@ -13,8 +13,8 @@ import Synchronization
 ///
 /// The strong reference is amortized as a lease: the first delivery of a burst takes one
 /// strong reference and schedules its expiry a short while later (`leaseDuration`); every
-/// delivery until then borrows it (counted in `leaseUsers`), and the expiry drops it on the
-/// release queue once no delivery is using it. A burst therefore costs one weak load, one
+/// delivery until then borrows it (counted in `leaseWord`, without a lock), and the expiry
+/// drops it on the release queue once no delivery is using it. A burst therefore costs one weak load, one
 /// retain, one release and one hop to the release queue rather than one of each per event,
 /// and libvlc's thread and the release queue do not fight over one reference count. An
 /// object may therefore outlive its last outside reference by about a millisecond.
@@ -27,15 +27,14 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     /// How deliveries are dispatched; read once, at creation.
     public let configuration: any EventsConfiguring
 
+    /// A payload-free enum with the queue and its mark in `let`s beside it: switching over
+    /// an enum with class payloads copied them, a retain and release of each per event.
     private enum Route: Sendable {
-        case inline
-        case sync(DispatchQueue, QueueIdentity.Mark)
-        case async(DispatchQueue, QueueIdentity.Mark)
+        case inline, sync, async
     }
 
+    /// Serializes taking a lease and dropping it; borrowing a held lease needs no lock.
     private struct State: Sendable {
-        /// The strong reference the deliveries of a burst share, while one is held.
-        var lease: Unmanaged<Object>?
         var expiryScheduled = false
     }
 
@@ -44,11 +43,19 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     static var leaseDuration: DispatchTimeInterval { .milliseconds(1) }
 
     private let route: Route
+    /// The delivery queue and its mark; `nil` on the inline route.
+    private let queue: DispatchQueue?
+    private let mark: QueueIdentity.Mark?
     private let state = Protected(State())
-    /// Deliveries (running, or queued on an asynchronous route) using the lease. It only
-    /// grows under the state lock, where the expiry also checks it for zero, so a lease seen
-    /// unused there stays unused; it shrinks without the lock, after each delivery.
-    private let leaseUsers = Atomic<Int>(0)
+    /// Bit 0: a lease is held (in `leasePointer`). Above it, twice the deliveries (running,
+    /// or queued on an asynchronous route) using it. A delivery borrows by adding 2 with a
+    /// compare-exchange that requires bit 0, and gives back by subtracting 2; the expiry
+    /// drops the lease only by exchanging exactly 1 (held, unused) for 0. So the word is 0
+    /// whenever no lease is held, and only the state lock's holder sets it from 0.
+    private let leaseWord = Atomic<Int>(0)
+    /// The lease's `Unmanaged` bits; written under the state lock while `leaseWord` is 0,
+    /// before the store that sets bit 0 publishes it.
+    private let leasePointer = Atomic<UInt>(0)
     /// Something the native callback updates on libvlc's thread before any dispatch (the
     /// player's cache of time and position), reachable without touching the object.
     let companion: (any AnyObject & Sendable)?
@@ -62,12 +69,9 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         self.object = object
         self.configuration = configuration
         self.companion = companion
-        if let queue = configuration.dispatchQueue {
-            let mark = QueueIdentity.mark(queue)
-            route = configuration.isAsync ? .async(queue, mark) : .sync(queue, mark)
-        } else {
-            route = .inline
-        }
+        queue = configuration.dispatchQueue
+        mark = queue.map(QueueIdentity.mark)
+        route = queue == nil ? .inline : configuration.isAsync ? .async : .sync
     }
 
     /// Runs `body` with the object, as the configuration says, if the object still exists.
@@ -91,35 +95,65 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         // read-modify-write).
         case .inline:
             ref._withUnsafeGuaranteedRef { deliver($0, payload) }
-        case .sync(let queue, let mark):
-            if QueueIdentity.isCurrent(mark) {
+        case .sync:
+            if QueueIdentity.isCurrent(mark.unsafelyUnwrapped) {
                 ref._withUnsafeGuaranteedRef { deliver($0, payload) }
             } else {
-                queue.sync { ref._withUnsafeGuaranteedRef { deliver($0, payload) } }
+                queue.unsafelyUnwrapped.sync { ref._withUnsafeGuaranteedRef { deliver($0, payload) } }
             }
-        case .async(let queue, let mark):
+        case .async:
             // A queued delivery stays a user of the lease until it has run.
-            mark.enqueue({
-                ref._withUnsafeGuaranteedRef { deliver($0, payload) }
-                self.leaseUsers.subtract(1, ordering: .releasing)
-            }, on: queue)
+            // Handed over at +1 with no strong local left to release after the push, when the
+            // drain may already be running the node (its reference count would then bounce
+            // between the two threads).
+            let node = Unmanaged<QueuedDelivery>.passRetained(
+                PendingDelivery(handler: Unmanaged.passUnretained(self), lease: ref, payload: payload, deliver: deliver))
+            mark.unsafelyUnwrapped.enqueue(node, on: queue.unsafelyUnwrapped)
             return
         }
-        leaseUsers.subtract(1, ordering: .releasing)
+        returnLease()
+    }
+
+    @inline(__always)
+    fileprivate func returnLease() {
+        leaseWord.subtract(2, ordering: .releasing)
     }
 
     /// The lease for one delivery, taken if none is held; `nil` once the object is gone.
+    @inline(__always)
     private func borrowObject() -> Unmanaged<Object>? {
-        let (ref, scheduleExpiry) = state.withLock { state -> (Unmanaged<Object>?, Bool) in
-            if let lease = state.lease {
-                leaseUsers.add(1, ordering: .relaxed)
-                return (lease, false)
+        if let lease = borrowHeldLease() { return lease }
+        return takeLease()
+    }
+
+    /// The held lease, borrowed without a lock; `nil` when none is held.
+    @inline(__always)
+    private func borrowHeldLease() -> Unmanaged<Object>? {
+        var word = leaseWord.load(ordering: .relaxed)
+        while word & 1 != 0 {
+            let (exchanged, original) = leaseWord.compareExchange(
+                expected: word, desired: word + 2, successOrdering: .acquiring, failureOrdering: .relaxed)
+            if exchanged {
+                // The acquire above pairs with the release that set bit 0 after the pointer
+                // was written; the pointer cannot change while this borrow keeps bit 0 set.
+                let bits = leasePointer.load(ordering: .relaxed)
+                return Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
             }
+            word = original
+        }
+        return nil
+    }
+
+    /// Takes a new lease (or borrows one another delivery took meanwhile).
+    @inline(never)
+    private func takeLease() -> Unmanaged<Object>? {
+        let (ref, scheduleExpiry) = state.withLock { state -> (Unmanaged<Object>?, Bool) in
+            if let lease = borrowHeldLease() { return (lease, false) }
             // The strong local made by loading the weak reference is not the last one (the
             // lease was retained first), so releasing it here under the lock runs no deinit.
             guard let ref = retainObject() else { return (nil, false) }
-            state.lease = ref
-            leaseUsers.add(1, ordering: .relaxed)
+            leasePointer.store(UInt(bitPattern: ref.toOpaque()), ordering: .relaxed)
+            leaseWord.store(1 + 2, ordering: .releasing)
             if state.expiryScheduled { return (ref, false) }
             state.expiryScheduled = true
             return (ref, true)
@@ -148,16 +182,47 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     /// lease still in use is looked at again later.
     private func expireLease() {
         let (expired, again) = state.withLock { state -> (Unmanaged<Object>?, Bool) in
-            guard let lease = state.lease else {
+            let word = leaseWord.load(ordering: .relaxed)
+            if word == 0 {
                 state.expiryScheduled = false
                 return (nil, false)
             }
-            if leaseUsers.load(ordering: .acquiring) > 0 { return (nil, true) }
-            state.lease = nil
+            let bits = leasePointer.load(ordering: .relaxed)
+            // Acquire: every delivery that used the lease has finished before it is dropped.
+            guard leaseWord.compareExchange(expected: 1, desired: 0, ordering: .acquiringAndReleasing).exchanged
+            else { return (nil, true) }
             state.expiryScheduled = false
-            return (lease, false)
+            return (Unmanaged<Object>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!), false)
         }
         if again { scheduleLeaseExpiry() }
         expired?.release()
+    }
+}
+
+/// An event queued for an asynchronous route: the lease it borrowed, the payload and what to
+/// do with them.
+private final class PendingDelivery<Object: AnyObject & Sendable, Payload: Sendable>: QueuedDelivery,
+    @unchecked Sendable {
+    // @unchecked: every stored property is an immutable `let` of a Sendable type; the lease
+    // and the handler are kept alive by the borrow this delivery holds until it has run (the
+    // object, which cannot be freed while its lease is borrowed, is torn down before the
+    // native event table releases the handler).
+    let handler: Unmanaged<EventsHandler<Object>>
+    let lease: Unmanaged<Object>
+    let payload: Payload
+    let deliver: @Sendable (Object, Payload) -> Void
+
+    init(handler: Unmanaged<EventsHandler<Object>>, lease: Unmanaged<Object>, payload: Payload,
+         deliver: @escaping @Sendable (Object, Payload) -> Void) {
+        self.handler = handler
+        self.lease = lease
+        self.payload = payload
+        self.deliver = deliver
+    }
+
+    override func run() {
+        lease._withUnsafeGuaranteedRef { deliver($0, payload) }
+        // Last: once the borrow is returned the handler may be freed.
+        handler._withUnsafeGuaranteedRef { $0.returnLease() }
     }
 }

@@ -1,4 +1,6 @@
 import Dispatch
+import Glibc
+import Synchronization
 
 /// The queues MediaEvents runs its own work on.
 ///
@@ -47,46 +49,95 @@ enum QueueIdentity {
     /// deliveries of every object that targets it into one list, so that events of different
     /// objects (a player and its media) keep libvlc's order on a shared queue, and a burst
     /// costs one `async` per batch rather than one per event.
+    ///
+    /// The list is lock-free: libvlc's thread pushes a delivery with one compare-exchange
+    /// on `head`, and the drain takes the whole list with one exchange.
     final class Mark: Sendable {
-        private struct Batch {
-            var pending: [@Sendable () -> Void] = []
-            var drainScheduled = false
-        }
+        /// The newest queued delivery's `Unmanaged` bits (each links to the one queued before
+        /// it), or'ed with `drainActive`. A push that finds the bit clear sets it and
+        /// schedules the drain; the drain clears it only by exchanging exactly `drainActive`
+        /// (nothing queued) for 0.
+        private let head = Atomic<UInt>(0)
+        private static var drainActive: UInt { 1 }
 
-        private let batch = Protected(Batch())
+        /// How long a drain that ran out of work waits for more before it gives the queue
+        /// back. While it waits, the producer adds to its batch without `async`, which would
+        /// wake the queue's thread (a system call on libvlc's thread) for every event of a
+        /// burst that the queue drains faster than libvlc sends.
+        static var lingerNanoseconds: UInt64 { 20_000 }
 
-        /// Queues `work` on `queue` (the queue this mark belongs to), after every delivery
-        /// queued before it through this mark.
-        func enqueue(_ work: @escaping @Sendable () -> Void, on queue: DispatchQueue) {
-            let schedule = batch.withLock { batch -> Bool in
-                batch.pending.append(work)
-                if batch.drainScheduled { return false }
-                batch.drainScheduled = true
-                return true
+        /// Queues `delivery` (retained; the drain releases it) on `queue` (the queue this mark
+        /// belongs to), after every delivery queued before it through this mark.
+        func enqueue(_ delivery: Unmanaged<QueuedDelivery>, on queue: DispatchQueue) {
+            let node = UInt(bitPattern: delivery.toOpaque())
+            var old = head.load(ordering: .relaxed)
+            while true {
+                delivery._withUnsafeGuaranteedRef { $0.older = old & ~Self.drainActive }
+                // Releasing: the drain that takes the node sees its fields and `older`.
+                let (exchanged, current) = head.compareExchange(
+                    expected: old, desired: node | Self.drainActive,
+                    successOrdering: .releasing, failureOrdering: .relaxed)
+                if exchanged { break }
+                old = current
             }
-            if schedule {
+            if old & Self.drainActive == 0 {
                 queue.async { self.drain(on: queue) }
             }
         }
 
-        /// Runs one batch, then yields the queue so a continuous stream of events cannot
-        /// starve the queue's other work.
+        /// Runs one batch, lingers briefly for more, then yields the queue (by queueing the
+        /// next batch behind the queue's other work) so a continuous stream of events cannot
+        /// starve it.
         private func drain(on queue: DispatchQueue) {
-            let work = batch.withLock { batch in
-                defer { batch.pending = [] }
-                return batch.pending
+            let newest = head.exchange(Self.drainActive, ordering: .acquiring) & ~Self.drainActive
+            Self.runOldestFirst(newest)
+            lingerForWork()
+            if head.compareExchange(expected: Self.drainActive, desired: 0, ordering: .acquiringAndReleasing)
+                .exchanged {
+                return
             }
-            for item in work { item() }
-            let more = batch.withLock { batch -> Bool in
-                if batch.pending.isEmpty {
-                    batch.drainScheduled = false
-                    return false
+            queue.async { self.drain(on: queue) }
+        }
+
+        /// Reverses the list (pushed newest first) and runs it in the order it was queued.
+        private static func runOldestFirst(_ newest: UInt) {
+            var node = newest
+            var oldest: UInt = 0
+            while node != 0 {
+                let delivery = Unmanaged<QueuedDelivery>.fromOpaque(UnsafeRawPointer(bitPattern: node)!)
+                    .takeUnretainedValue()
+                let older = delivery.older
+                delivery.older = oldest
+                oldest = node
+                node = older
+            }
+            while oldest != 0 {
+                let delivery = Unmanaged<QueuedDelivery>.fromOpaque(UnsafeRawPointer(bitPattern: oldest)!)
+                    .takeRetainedValue()
+                oldest = delivery.older
+                delivery.run()
+            }
+        }
+
+        /// Waits, yielding the CPU, until a delivery is queued or `lingerNanoseconds` have
+        /// passed. Bounded, so the queue is always given back.
+        private func lingerForWork() {
+            var deadline: UInt64 = 0
+            while head.load(ordering: .relaxed) == Self.drainActive {
+                let now = Self.monotonicNanoseconds()
+                if deadline == 0 {
+                    deadline = now + Self.lingerNanoseconds
+                } else if now >= deadline {
+                    return
                 }
-                return true
+                sched_yield()
             }
-            if more {
-                queue.async { self.drain(on: queue) }
-            }
+        }
+
+        private static func monotonicNanoseconds() -> UInt64 {
+            var time = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &time)
+            return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
         }
     }
 
@@ -107,4 +158,15 @@ enum QueueIdentity {
     static func isCurrent(_ mark: Mark) -> Bool {
         DispatchQueue.getSpecific(key: key) === mark
     }
+}
+
+/// One asynchronous delivery waiting in a `QueueIdentity.Mark`'s list; subclasses carry the
+/// typed payload, so queueing an event costs one allocation (this node) and no closure.
+class QueuedDelivery: @unchecked Sendable {
+    // @unchecked: `older` is written by the producer before the releasing compare-exchange
+    // that publishes the node, then only by the one drain that took the list (acquiring).
+    fileprivate var older: UInt = 0
+
+    /// Delivers; called once, on the mark's queue.
+    func run() {}
 }

@@ -92,13 +92,20 @@ public final class VLCMedia: VLCEventSource {
 
     /// Sets a metadata value in memory (libvlc sends `MediaMetaChanged`).
     public func setMeta(_ key: MetaKey, _ value: String?) {
-        libvlc_media_set_meta(native.raw, libvlc_meta_t(rawValue: key.rawValue), value)
+        let key = libvlc_meta_t(rawValue: key.rawValue)
+        // withCString lends a native string's own NUL-terminated storage; passing the
+        // optional String directly made a heap copy (utf8CString) per call.
+        guard let value else { return libvlc_media_set_meta(native.raw, key, nil) }
+        value.withCString { libvlc_media_set_meta(native.raw, key, $0) }
     }
 }
 
 private let mediaCallback: libvlc_callback_t = { event, userData in
     guard let event, let userData else { return }
-    let handler = Unmanaged<EventsHandler<VLCMedia>>.fromOpaque(userData).takeUnretainedValue()
-    guard let typed = MediaEvent(native: event.pointee) else { return }
-    handler.handle(typed) { media, event in media.eventHub.publish(event) }
+    // Borrowed without a retain: the native event table holds the handler until every
+    // listener is detached.
+    Unmanaged<EventsHandler<VLCMedia>>.fromOpaque(userData)._withUnsafeGuaranteedRef { handler in
+        guard let typed = MediaEvent(native: event.pointee) else { return }
+        handler.handle(typed) { media, event in media.eventHub.publish(event) }
+    }
 }

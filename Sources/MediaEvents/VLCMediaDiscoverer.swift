@@ -149,7 +149,10 @@ private enum DiscovererEventManager {
 
 private let mediaDiscovererCallback: libvlc_callback_t = { event, userData in
     guard let event, let userData else { return }
-    let handler = Unmanaged<EventsHandler<VLCMediaDiscoverer>>.fromOpaque(userData).takeUnretainedValue()
-    guard let typed = MediaDiscovererEvent(native: event.pointee) else { return }
-    handler.handle(typed) { discoverer, event in discoverer.eventHub.publish(event) }
+    // Borrowed without a retain: the native event table holds the handler until every
+    // listener is detached.
+    Unmanaged<EventsHandler<VLCMediaDiscoverer>>.fromOpaque(userData)._withUnsafeGuaranteedRef { handler in
+        guard let typed = MediaDiscovererEvent(native: event.pointee) else { return }
+        handler.handle(typed) { discoverer, event in discoverer.eventHub.publish(event) }
+    }
 }

@@ -239,8 +239,11 @@ extension VLCMedia {
 
 private let mediaListCallback: libvlc_callback_t = { event, userData in
     guard let event, let userData else { return }
-    let handler = Unmanaged<EventsHandler<VLCMediaList>>.fromOpaque(userData).takeUnretainedValue()
-    guard let typed = MediaListEvent(native: event.pointee) else { return }
-    unsafeDowncast(handler.companion.unsafelyUnwrapped, to: ListContents.self).record(typed)
-    handler.handle(typed) { list, event in list.eventHub.publish(event) }
+    // Borrowed without a retain: the native event table holds the handler until every
+    // listener is detached.
+    Unmanaged<EventsHandler<VLCMediaList>>.fromOpaque(userData)._withUnsafeGuaranteedRef { handler in
+        guard let typed = MediaListEvent(native: event.pointee) else { return }
+        unsafeDowncast(handler.companion.unsafelyUnwrapped, to: ListContents.self).record(typed)
+        handler.handle(typed) { list, event in list.eventHub.publish(event) }
+    }
 }

@@ -237,8 +237,11 @@ public final class VLCMediaPlayer: VLCEventSource {
 
 private let playerCallback: libvlc_callback_t = { event, userData in
     guard let event, let userData else { return }
-    let handler = Unmanaged<EventsHandler<VLCMediaPlayer>>.fromOpaque(userData).takeUnretainedValue()
-    guard let typed = MediaPlayerEvent(native: event.pointee) else { return }
-    unsafeDowncast(handler.companion.unsafelyUnwrapped, to: PlaybackCache.self).record(typed)
-    handler.handle(typed) { player, event in player.eventHub.publish(event) }
+    // Borrowed without a retain: the native event table holds the handler until every
+    // listener is detached.
+    Unmanaged<EventsHandler<VLCMediaPlayer>>.fromOpaque(userData)._withUnsafeGuaranteedRef { handler in
+        guard let typed = MediaPlayerEvent(native: event.pointee) else { return }
+        unsafeDowncast(handler.companion.unsafelyUnwrapped, to: PlaybackCache.self).record(typed)
+        handler.handle(typed) { player, event in player.eventHub.publish(event) }
+    }
 }

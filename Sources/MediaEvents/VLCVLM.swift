@@ -352,7 +352,10 @@ final class SharedVLM: Sendable {
 
 private let vlmCallback: libvlc_callback_t = { event, userData in
     guard let event, let userData else { return }
-    let handler = Unmanaged<EventsHandler<VLCVLM>>.fromOpaque(userData).takeUnretainedValue()
-    guard let typed = VLMEvent(native: event.pointee) else { return }
-    handler.handle(typed) { vlm, event in vlm.eventHub.publish(event) }
+    // Borrowed without a retain: the native event table holds the handler until every
+    // listener is detached.
+    Unmanaged<EventsHandler<VLCVLM>>.fromOpaque(userData)._withUnsafeGuaranteedRef { handler in
+        guard let typed = VLMEvent(native: event.pointee) else { return }
+        handler.handle(typed) { vlm, event in vlm.eventHub.publish(event) }
+    }
 }
