@@ -85,17 +85,25 @@ enum QueueIdentity {
             }
         }
 
-        /// Runs one batch, lingers briefly for more, then yields the queue (by queueing the
-        /// next batch behind the queue's other work) so a continuous stream of events cannot
-        /// starve it.
+        /// How long one drain may keep running batches before it gives the queue back.
+        static var drainSliceNanoseconds: UInt64 { 1_000_000 }
+
+        /// Runs batches until none is queued (lingering briefly for more after each), then
+        /// returns the queue. Work queued while a drain runs is run by that same drain, so a
+        /// block submitted to the queue after an event was sent runs after the event's delivery,
+        /// as with one `async` per event. Only a drain that has run for `drainSliceNanoseconds`
+        /// yields to the queue's other work first, so a continuous stream cannot starve it.
         private func drain(on queue: DispatchQueue) {
-            let newest = head.exchange(Self.drainActive, ordering: .acquiring) & ~Self.drainActive
-            Self.runOldestFirst(newest)
-            lingerForWork()
-            if head.compareExchange(expected: Self.drainActive, desired: 0, ordering: .acquiringAndReleasing)
-                .exchanged {
-                return
-            }
+            let start = Self.monotonicNanoseconds()
+            repeat {
+                let newest = head.exchange(Self.drainActive, ordering: .acquiring) & ~Self.drainActive
+                Self.runOldestFirst(newest)
+                lingerForWork()
+                if head.compareExchange(expected: Self.drainActive, desired: 0, ordering: .acquiringAndReleasing)
+                    .exchanged {
+                    return
+                }
+            } while Self.monotonicNanoseconds() - start < Self.drainSliceNanoseconds
             queue.async { self.drain(on: queue) }
         }
 
