@@ -35,6 +35,7 @@ public struct UsageError: Error, CustomStringConvertible {
 public struct ArgumentReader {
     private var arguments: [String]
     private var pendingValue: String?
+    private var onlyPositionals = false
 
     public init(_ arguments: [String]) { self.arguments = arguments }
 
@@ -48,6 +49,21 @@ public struct ArgumentReader {
         }
         pendingValue = nil
         return argument
+    }
+
+    /// The next option, handing every positional argument before it (a lone `-`, and all
+    /// arguments after `--`) to `positional`; `nil` at the end.
+    public mutating func nextOption(positional: (String) -> Void) -> String? {
+        while let argument = next() {
+            if onlyPositionals || !argument.hasPrefix("-") || argument == "-" {
+                positional(argument)
+            } else if argument == "--" {
+                onlyPositionals = true
+            } else {
+                return argument
+            }
+        }
+        return nil
     }
 
     /// The value of `option`.

@@ -41,14 +41,8 @@ struct DaemonOptions {
     static func parse(_ arguments: [String]) throws -> DaemonOptions {
         var options = DaemonOptions()
         var reader = ArgumentReader(arguments)
-        var onlyOptions = false
-        while let argument = reader.next() {
-            if onlyOptions || !argument.hasPrefix("-") || argument == "-" {
-                options.arguments.append(argument)
-                continue
-            }
+        while let argument = reader.nextOption(positional: { options.arguments.append($0) }) {
             switch argument {
-            case "--": onlyOptions = true
             case "--playlist": options.playlistFile = try reader.value(for: argument)
             case "--loop": options.loop = true
             case "--exit-at-end": options.exitAtEnd = true

@@ -16,14 +16,8 @@ struct LogOptions {
     static func parse(_ arguments: [String]) throws -> LogOptions {
         var options = LogOptions()
         var reader = ArgumentReader(arguments)
-        var onlyOptions = false
-        while let argument = reader.next() {
-            if onlyOptions || !argument.hasPrefix("-") || argument == "-" {
-                options.inputs.append(argument)
-                continue
-            }
+        while let argument = reader.nextOption(positional: { options.inputs.append($0) }) {
             switch argument {
-            case "--": onlyOptions = true
             case "--json": options.json = true
             case "--only": options.filter.include.formUnion(try reader.eventNames(for: argument))
             case "--exclude": options.filter.exclude.formUnion(try reader.eventNames(for: argument))

@@ -10,14 +10,8 @@ struct ProbeOptions {
     static func parse(_ arguments: [String]) throws -> ProbeOptions {
         var options = ProbeOptions()
         var reader = ArgumentReader(arguments)
-        var onlyOptions = false
-        while let argument = reader.next() {
-            if onlyOptions || !argument.hasPrefix("-") || argument == "-" {
-                options.inputs.append(argument)
-                continue
-            }
+        while let argument = reader.nextOption(positional: { options.inputs.append($0) }) {
             switch argument {
-            case "--": onlyOptions = true
             case "--json": options.json = true
             case "--timeout": options.timeout = try reader.number(for: argument)
             case "-h", "--help":
