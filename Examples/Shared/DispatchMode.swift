@@ -76,6 +76,15 @@ public struct ArgumentReader {
         return arguments.removeFirst()
     }
 
+    /// The value of `option` as a dispatch mode.
+    public mutating func dispatchMode(for option: String) throws -> DispatchMode {
+        let value = try value(for: option)
+        guard let mode = DispatchMode(rawValue: value) else {
+            throw UsageError("\(option) must be \(DispatchMode.choices), not '\(value)'")
+        }
+        return mode
+    }
+
     /// The value of `option` as a positive number.
     public mutating func number(for option: String) throws -> Double {
         let text = try value(for: option)

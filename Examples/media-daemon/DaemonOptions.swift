@@ -48,12 +48,7 @@ struct DaemonOptions {
             case "--exit-at-end": options.exitAtEnd = true
             case "--log": options.logFile = try reader.value(for: argument)
             case "--no-progress": options.filter.dropProgress = true
-            case "--dispatch":
-                let value = try reader.value(for: argument)
-                guard let mode = DispatchMode(rawValue: value) else {
-                    throw UsageError("--dispatch must be \(DispatchMode.choices), not '\(value)'")
-                }
-                options.dispatch = mode
+            case "--dispatch": options.dispatch = try reader.dispatchMode(for: argument)
             case "--audio": options.audio = true
             case "-h", "--help":
                 print(usage)

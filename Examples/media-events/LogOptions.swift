@@ -22,12 +22,7 @@ struct LogOptions {
             case "--only": options.filter.include.formUnion(try reader.eventNames(for: argument))
             case "--exclude": options.filter.exclude.formUnion(try reader.eventNames(for: argument))
             case "--no-progress": options.filter.dropProgress = true
-            case "--dispatch":
-                let value = try reader.value(for: argument)
-                guard let mode = DispatchMode(rawValue: value) else {
-                    throw UsageError("--dispatch must be \(DispatchMode.choices), not '\(value)'")
-                }
-                options.dispatch = mode
+            case "--dispatch": options.dispatch = try reader.dispatchMode(for: argument)
             case "--limit": options.limit = try reader.number(for: argument)
             case "--repeat":
                 let value = try reader.value(for: argument)
