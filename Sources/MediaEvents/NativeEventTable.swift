@@ -90,3 +90,22 @@ final class NativeEventTable: Sendable {
 
     deinit { detachAll() }
 }
+
+/// The body of every source's C callback: borrows the handler from libvlc's user data,
+/// converts the event inside the callback (where lent pointers are valid), lets `beforeDispatch`
+/// update what must follow the event on libvlc's thread, then delivers it to the source's hub.
+@inline(__always)
+func deliverNativeEvent<Source: VLCEventSource>(
+    _ event: UnsafePointer<libvlc_event_t>?, _ userData: UnsafeMutableRawPointer?,
+    to source: Source.Type, _ convert: (libvlc_event_t) -> Source.Event?,
+    beforeDispatch: (EventsHandler<Source>, Source.Event) -> Void = { _, _ in }
+) {
+    guard let event, let userData else { return }
+    // Borrowed without a retain: the native event table holds the handler until every
+    // listener is detached.
+    Unmanaged<EventsHandler<Source>>.fromOpaque(userData)._withUnsafeGuaranteedRef { handler in
+        guard let typed = convert(event.pointee) else { return }
+        beforeDispatch(handler, typed)
+        handler.handle(typed) { source, event in source.eventHub.publish(event) }
+    }
+}

@@ -101,11 +101,5 @@ public final class VLCMedia: VLCEventSource {
 }
 
 private let mediaCallback: libvlc_callback_t = { event, userData in
-    guard let event, let userData else { return }
-    // Borrowed without a retain: the native event table holds the handler until every
-    // listener is detached.
-    Unmanaged<EventsHandler<VLCMedia>>.fromOpaque(userData)._withUnsafeGuaranteedRef { handler in
-        guard let typed = MediaEvent(native: event.pointee) else { return }
-        handler.handle(typed) { media, event in media.eventHub.publish(event) }
-    }
+    deliverNativeEvent(event, userData, to: VLCMedia.self, MediaEvent.init(native:))
 }

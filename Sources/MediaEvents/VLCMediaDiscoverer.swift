@@ -148,11 +148,5 @@ private enum DiscovererEventManager {
 }
 
 private let mediaDiscovererCallback: libvlc_callback_t = { event, userData in
-    guard let event, let userData else { return }
-    // Borrowed without a retain: the native event table holds the handler until every
-    // listener is detached.
-    Unmanaged<EventsHandler<VLCMediaDiscoverer>>.fromOpaque(userData)._withUnsafeGuaranteedRef { handler in
-        guard let typed = MediaDiscovererEvent(native: event.pointee) else { return }
-        handler.handle(typed) { discoverer, event in discoverer.eventHub.publish(event) }
-    }
+    deliverNativeEvent(event, userData, to: VLCMediaDiscoverer.self, MediaDiscovererEvent.init(native:))
 }

@@ -238,12 +238,7 @@ extension VLCMedia {
 }
 
 private let mediaListCallback: libvlc_callback_t = { event, userData in
-    guard let event, let userData else { return }
-    // Borrowed without a retain: the native event table holds the handler until every
-    // listener is detached.
-    Unmanaged<EventsHandler<VLCMediaList>>.fromOpaque(userData)._withUnsafeGuaranteedRef { handler in
-        guard let typed = MediaListEvent(native: event.pointee) else { return }
+    deliverNativeEvent(event, userData, to: VLCMediaList.self, MediaListEvent.init(native:)) { handler, typed in
         unsafeDowncast(handler.companion.unsafelyUnwrapped, to: ListContents.self).record(typed)
-        handler.handle(typed) { list, event in list.eventHub.publish(event) }
     }
 }

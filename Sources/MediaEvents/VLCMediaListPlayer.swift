@@ -201,11 +201,5 @@ public final class VLCMediaListPlayer: VLCEventSource {
 }
 
 private let listPlayerCallback: libvlc_callback_t = { event, userData in
-    guard let event, let userData else { return }
-    // Borrowed without a retain: the native event table holds the handler until every
-    // listener is detached.
-    Unmanaged<EventsHandler<VLCMediaListPlayer>>.fromOpaque(userData)._withUnsafeGuaranteedRef { handler in
-        guard let typed = MediaListPlayerEvent(native: event.pointee) else { return }
-        handler.handle(typed) { listPlayer, event in listPlayer.eventHub.publish(event) }
-    }
+    deliverNativeEvent(event, userData, to: VLCMediaListPlayer.self, MediaListPlayerEvent.init(native:))
 }

@@ -236,12 +236,7 @@ public final class VLCMediaPlayer: VLCEventSource {
 }
 
 private let playerCallback: libvlc_callback_t = { event, userData in
-    guard let event, let userData else { return }
-    // Borrowed without a retain: the native event table holds the handler until every
-    // listener is detached.
-    Unmanaged<EventsHandler<VLCMediaPlayer>>.fromOpaque(userData)._withUnsafeGuaranteedRef { handler in
-        guard let typed = MediaPlayerEvent(native: event.pointee) else { return }
+    deliverNativeEvent(event, userData, to: VLCMediaPlayer.self, MediaPlayerEvent.init(native:)) { handler, typed in
         unsafeDowncast(handler.companion.unsafelyUnwrapped, to: PlaybackCache.self).record(typed)
-        handler.handle(typed) { player, event in player.eventHub.publish(event) }
     }
 }

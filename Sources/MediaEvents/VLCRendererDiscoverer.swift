@@ -96,11 +96,5 @@ public final class VLCRendererDiscoverer: VLCEventSource {
 }
 
 private let rendererCallback: libvlc_callback_t = { event, userData in
-    guard let event, let userData else { return }
-    // Borrowed without a retain: the native event table holds the handler until every
-    // listener is detached.
-    Unmanaged<EventsHandler<VLCRendererDiscoverer>>.fromOpaque(userData)._withUnsafeGuaranteedRef { handler in
-        guard let typed = RendererDiscovererEvent(native: event.pointee) else { return }
-        handler.handle(typed) { discoverer, event in discoverer.eventHub.publish(event) }
-    }
+    deliverNativeEvent(event, userData, to: VLCRendererDiscoverer.self, RendererDiscovererEvent.init(native:))
 }

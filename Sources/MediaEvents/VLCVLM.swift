@@ -351,11 +351,5 @@ final class SharedVLM: Sendable {
 }
 
 private let vlmCallback: libvlc_callback_t = { event, userData in
-    guard let event, let userData else { return }
-    // Borrowed without a retain: the native event table holds the handler until every
-    // listener is detached.
-    Unmanaged<EventsHandler<VLCVLM>>.fromOpaque(userData)._withUnsafeGuaranteedRef { handler in
-        guard let typed = VLMEvent(native: event.pointee) else { return }
-        handler.handle(typed) { vlm, event in vlm.eventHub.publish(event) }
-    }
+    deliverNativeEvent(event, userData, to: VLCVLM.self, VLMEvent.init(native:))
 }
