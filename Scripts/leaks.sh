@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 iterations=${1:-12}
 swift build -c release --scratch-path .build-leaks --product MediaEventsLeakLoop
 binary=.build-leaks/release/MediaEventsLeakLoop
-log=$(mktemp /tmp/mediaevents-leaks.XXXXXX.log)
+log=$(mktemp "${TMPDIR:-/tmp}/mediaevents-leaks.XXXXXX.log")
 valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite \
     --num-callers=60 --suppressions=Scripts/leaks.supp --log-file="$log" \
     "$binary" "$iterations"

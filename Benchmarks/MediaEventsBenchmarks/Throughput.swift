@@ -44,7 +44,7 @@ struct Variant {
 /// sends `MediaMetaChanged` synchronously from inside each call.
 final class ThroughputBench {
     static let title = "MediaEvents"
-    static let mediaPath = "/tmp/mediaevents-benchmark.wav"
+    static var mediaPath: String { BenchmarkMedia.path }
 
     let raw: OpaquePointer
     let library: VLCLibrary
