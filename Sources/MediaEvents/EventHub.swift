@@ -59,9 +59,10 @@ public final class EventHub<Event: VLCEvent>: Sendable {
         }
     }
 
-    /// Ends every sink exactly once; called from the source's `deinit`. Returns the native
+    /// Ends every sink exactly once; called from the source's `deinit`. A sink that takes
+    /// `lastEvent`'s kind receives it first (a media's `.freed`). Returns the native
     /// listeners, which the source detaches on one of its queues.
-    func finish() -> NativeEventTable? {
+    func finish(lastEvent: Event? = nil) -> NativeEventTable? {
         let (sinks, table) = state.withLock { state in
             state.finished = true
             defer {
@@ -70,7 +71,10 @@ public final class EventHub<Event: VLCEvent>: Sendable {
             }
             return (state.sinks, state.table)
         }
-        for sink in sinks { sink.finish() }
+        for sink in sinks {
+            if let lastEvent, sink.mask.contains(lastEvent.kind) { sink.receive(lastEvent) }
+            sink.finish()
+        }
         return table
     }
 }

@@ -10,7 +10,10 @@ public enum MediaEvent: VLCEvent {
     case durationChanged(milliseconds: Int64)
     /// Parsing ended or its status changed (`MediaParsedChanged`).
     case parsedChanged(ParsedStatus)
-    /// libvlc freed the media (`MediaFreed`); never sent while a `VLCMedia` holds it.
+    /// This `VLCMedia` was torn down: sent once, to its subscribers of this kind, just before
+    /// their completions. It stands for libvlc's `MediaFreed`, which the wrapper cannot see
+    /// (it detaches before releasing its reference, and other references may keep the native
+    /// media alive longer).
     case freed
     /// The media's state changed (`MediaStateChanged`).
     case stateChanged(PlaybackState)

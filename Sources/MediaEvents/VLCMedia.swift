@@ -48,7 +48,9 @@ public final class VLCMedia: VLCEventSource {
     }
 
     deinit {
-        let table = eventHub.finish()
+        // libvlc's own MediaFreed can never reach this wrapper (its listeners are detached
+        // before its reference is released): `.freed` says the wrapper is gone.
+        let table = eventHub.finish(lastEvent: .freed)
         let native = native
         // Never release here: this may be a libvlc thread inside this media's own callback,
         // where releasing the last reference frees the listener array libvlc is walking.
