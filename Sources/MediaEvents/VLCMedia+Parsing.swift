@@ -56,8 +56,12 @@ extension VLCMedia {
     ///   - options: what libvlc may do.
     ///   - timeout: `nil` uses libvlc's default (`--preparse-timeout`, 5 s).
     /// - Throws: `VLCError.parseFailed` when libvlc refuses to start, `CancellationError`
-    ///   when the task is cancelled (the parse is then stopped).
+    ///   when the task is cancelled, before the call (nothing is started) or while it waits
+    ///   (the parse is then stopped).
     public func parse(options: ParseOptions = .local, timeout: Duration? = nil) async throws -> ParsedStatus {
+        // Before anything that may answer at once (a remote media with `.local` is skipped,
+        // a parsed one returns its old result): a cancelled task gets its error for every source.
+        try Task.checkCancellation()
         let waiter = ParseWaiter()
         // Subscribed before parsing starts, so the result cannot slip by.
         let subscription = observe(.parsedChanged, onCompletion: {

@@ -133,6 +133,31 @@ final class VLCMediaParsingTests: XCTestCase {
         }
     }
 
+    /// A task cancelled before it calls `parse` gets `CancellationError` whatever the source,
+    /// including those libvlc would answer at once (a remote media with `.local` is skipped,
+    /// a parsed one has a result).
+    func testParse_whenTaskAlreadyCancelled_throwsCancellationErrorForEverySource() async throws {
+        let library = try VLCLibrary()
+        let parsed = VLCMedia(url: SharedMedia.shortWAV, library: library)
+        _ = try await parse(parsed)
+        let sources: [(String, VLCMedia)] = [
+            ("remote, default options", VLCMedia(url: URL(string: "http://127.0.0.1:9/x.wav")!, library: library)),
+            ("local file", VLCMedia(url: SharedMedia.shortWAV, library: library)),
+            ("already parsed", parsed),
+        ]
+        for (what, media) in sources {
+            let task = Task { () async throws -> ParsedStatus in
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await media.parse()
+            }
+            do {
+                let status = try await withTimeout(10) { try await task.value }
+                XCTFail("\(what): expected CancellationError, got \(status)")
+            } catch is CancellationError {
+            }
+        }
+    }
+
     /// Media dropped while their parse events are in flight (handlers still queued): no
     /// crash, every subscription completes once.
     func testTeardown_whenParseEventsInFlight() throws {
