@@ -37,6 +37,37 @@ final class PlaybackTests: XCTestCase {
         print("TimeChanged: \(times)")
     }
 
+    /// What the README says about the end of a media (several media, several runs each):
+    /// libvlc sends `EndReached`, then one `Stopped` of its own; a `stop()` after that sends
+    /// one more.
+    func testEnd_whenNaturalEnd_sendsOneStoppedAndStopSendsOneMore() throws {
+        let media = try [0.2, 0.4, 0.6].map { try TestMedia.wav(seconds: $0, name: "end-\($0).wav") }
+        for url in media {
+            for run in 0..<3 {
+                let log = EventLog<MediaPlayerEvent>()
+                let atStop = Locked<[MediaPlayerEvent.Kind]>([])
+                runWithDeadline(30, "play \(url.lastPathComponent) to its end, then stop") {
+                    let player = VLCMediaPlayer(media: makeMedia(url), library: TestLibrary.shared)
+                    let token = player.observe { log.record($0) }
+                    player.play()
+                    XCTAssertTrue(log.wait(for: .endReached), "no EndReached: \(log.names)")
+                    XCTAssertTrue(log.wait(for: .stopped), "no Stopped after the end: \(log.names)")
+                    // Time for a second Stopped to arrive, if libvlc sent one.
+                    Thread.sleep(forTimeInterval: 0.3)
+                    atStop.withLock { $0 = log.events.map(\.kind) }
+                    player.stop()
+                    XCTAssertTrue(log.wait(for: .stopped, times: 2), "no Stopped after stop(): \(log.names)")
+                    Thread.sleep(forTimeInterval: 0.3)
+                    token.cancel()
+                }
+                let what = "\(url.lastPathComponent) run \(run): \(log.names.filter { !$0.hasSuffix("Changed") })"
+                XCTAssertEqual(atStop.withLock { $0 }.drop { $0 != .endReached }.filter { $0 == .stopped }.count, 1, what)
+                XCTAssertEqual(log.count(of: .stopped), 2, what)
+                XCTAssertEqual(log.count(of: .endReached), 1, what)
+            }
+        }
+    }
+
     func testPlay_whenFileMissing_deliversEncounteredError() throws {
         try assertPlaybackFails(try TestMedia.missing())
     }
