@@ -6,8 +6,11 @@ protocol EventSink<Event>: AnyObject, Sendable {
     var mask: KindMask { get }
     /// Called for each event whose kind is in `mask`, in libvlc's order, outside every lock.
     func receive(_ event: Event)
-    /// Called once when the source is torn down, unless the sink was cancelled first.
-    func finish()
+    /// Called once when the source is torn down, unless the sink was cancelled first, with
+    /// the event a teardown sends (a media's `.freed`), if any. Returns what must run next
+    /// outside every lock and off libvlc's threads (user code: the last event's handler and
+    /// the completion); the hub runs it on the release queue.
+    func finish(lastEvent: Event?) -> (@Sendable () -> Void)?
 }
 
 /// The subscribers of one event source.
@@ -19,7 +22,7 @@ public final class EventHub<Event: VLCEvent>: Sendable {
     private struct State {
         var sinks: [any EventSink<Event>] = []
         var finished = false
-        /// The native listeners, attached when the first sink arrives.
+        /// The native listeners, attached at creation.
         var table: NativeEventTable?
     }
 
@@ -27,15 +30,28 @@ public final class EventHub<Event: VLCEvent>: Sendable {
 
     init() {}
 
-    /// Installs the native listeners of the source; called once, at the end of its `init`.
-    func bind(_ table: NativeEventTable) {
+    /// Installs the native listeners of the source; called once, in its `init`.
+    ///
+    /// Objects made by the user attach at creation (`attachNow`): a subscription to them then
+    /// never calls libvlc, so `observe` and `events` cannot wait for an event manager lock
+    /// that a sending thread holds while it waits for the caller's queue. Wrappers made for
+    /// an event (payloads, list items) attach on their first subscription instead: made
+    /// inside a callback of the object they wrap (`SubItemTreeAdded` carries its own sender),
+    /// a listener attached at once would be called by the same send, make another wrapper,
+    /// and so on without end.
+    func bind(_ table: NativeEventTable, attachNow: Bool) {
+        bind(attachNow: attachNow, table)
+    }
+
+    func bind(attachNow: Bool, _ table: NativeEventTable) {
+        if attachNow { table.attachIfNeeded() }
         state.withLock { $0.table = table }
     }
 
     /// Adds `sink`; returns `false` (and does not add it) once the source has been torn down.
     func add(_ sink: any EventSink<Event>) -> Bool {
-        // Attached outside the lock: libvlc may wait for a running callback, and a callback
-        // publishing to this hub takes the lock.
+        // Attached outside the lock (a no-op once attached): libvlc may wait for a running
+        // callback, and a callback publishing to this hub takes the lock.
         state.withLock { $0.table }?.attachIfNeeded()
         return state.withLock { state in
             if state.finished { return false }
@@ -71,9 +87,11 @@ public final class EventHub<Event: VLCEvent>: Sendable {
             }
             return (state.sinks, state.table)
         }
-        for sink in sinks {
-            if let lastEvent, sink.mask.contains(lastEvent.kind) { sink.receive(lastEvent) }
-            sink.finish()
+        let work = sinks.compactMap { $0.finish(lastEvent: lastEvent) }
+        // A wrapper's deinit may run on any thread, a libvlc one included: user code that the
+        // teardown owes its subscribers runs on the release queue instead.
+        if !work.isEmpty {
+            ServiceQueues.pendingTeardowns.async(on: ServiceQueues.release) { work.forEach { $0() } }
         }
         return table
     }
@@ -104,9 +122,15 @@ final class ClosureSink<Event: VLCEvent>: EventSink {
         if isActive { handler(event) }
     }
 
-    func finish() {
-        if state.compareExchange(expected: Self.active, desired: Self.finished,
-                                 ordering: .acquiringAndReleasing).exchanged {
+    func finish(lastEvent: Event?) -> (@Sendable () -> Void)? {
+        guard state.compareExchange(expected: Self.active, desired: Self.finished,
+                                    ordering: .acquiringAndReleasing).exchanged else { return nil }
+        let last = lastEvent.flatMap { mask.contains($0.kind) ? $0 : nil }
+        if last == nil && completion == nil { return nil }
+        let handler = handler
+        let completion = completion
+        return {
+            if let last { handler(last) }
             completion?()
         }
     }
@@ -121,11 +145,13 @@ final class ClosureSink<Event: VLCEvent>: EventSink {
 /// A token for a subscription made with `observe`. Keep it for as long as you want events:
 /// the subscription is cancelled when the token is deinitialized.
 public final class EventSubscription: Sendable {
-    private let cancellation: Protected<(@Sendable () -> Void)?>
+    private let cancellation: @Sendable () -> Void
     private let activeCheck: @Sendable () -> Bool
 
+    /// `cancel` must be idempotent and take effect before it returns, for every caller: it is
+    /// called by each `cancel()`, not only by the first.
     init(cancel: @escaping @Sendable () -> Void, isActive: @escaping @Sendable () -> Bool) {
-        cancellation = Protected(cancel)
+        cancellation = cancel
         activeCheck = isActive
     }
 
@@ -135,17 +161,13 @@ public final class EventSubscription: Sendable {
 
     /// Stops deliveries. Thread-safe and idempotent; callable from inside the handler.
     ///
-    /// Once `cancel()` has returned no new delivery to the handler begins; one that already
-    /// began on another thread may still finish. Cancel and teardown are exclusive: when the
-    /// cancel takes effect the completion is never called; when the object was torn down
-    /// first, its completion has already begun (it may still be running on another thread)
-    /// and `cancel()` changes nothing.
+    /// Once `cancel()` has returned — to any of several threads calling it at once — no new
+    /// delivery to the handler begins; one that already began on another thread may still
+    /// finish. Cancel and teardown are exclusive: when the cancel takes effect the completion
+    /// is never called; when the object was torn down first, its completion is scheduled (it
+    /// runs on MediaEvents' release queue) and `cancel()` changes nothing.
     public func cancel() {
-        let action = cancellation.withLock { action in
-            defer { action = nil }
-            return action
-        }
-        action?()
+        cancellation()
     }
 
     deinit { cancel() }
@@ -158,8 +180,8 @@ extension EventHub {
         handler: @escaping @Sendable (Event) -> Void
     ) -> EventSubscription {
         let sink = ClosureSink(mask: KindMask(kinds), handler: handler, completion: onCompletion)
-        if !add(sink) {
-            sink.finish()
+        if !add(sink), let work = sink.finish(lastEvent: nil) {
+            ServiceQueues.pendingTeardowns.async(on: ServiceQueues.release, work)
         }
         return EventSubscription(
             cancel: { [weak self] in
@@ -185,7 +207,8 @@ extension VLCEventSource {
     /// - Parameters:
     ///   - kinds: the kinds to deliver; none means every kind.
     ///   - onCompletion: called exactly once when the object is torn down, unless the
-    ///     subscription was cancelled first.
+    ///     subscription was cancelled first; it runs on MediaEvents' release queue, never on
+    ///     a libvlc thread, shortly after the teardown.
     ///   - handler: runs outside every MediaEvents lock. It may call any method of the
     ///     object (control calls are queued), subscribe, cancel, or drop the last reference.
     ///     Capture the object weakly: the object keeps its subscriptions alive.

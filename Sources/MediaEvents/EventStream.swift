@@ -104,19 +104,29 @@ final class EventStreamSink<Event: VLCEvent>: EventSink {
     var isFinished: Bool { machine.withLock { $0.isFinished } }
 
     func receive(_ event: Event) {
-        switch machine.withLock({ $0.receive(event) }) {
+        let action = machine.withLock { $0.receive(event) }
+        // A discarded event that carries wrappers is released on the release queue (this may
+        // be libvlc's thread); moved there whole, so no copy is left here.
+        if action.discardsWrappers { return ServiceQueues.releaseLater(consume action) }
+        switch action {
         case .none:
             break
         case .resume(let waiter, let event):
             waiter.resume(returning: event)
-        case .discard(let event):
-            // Released here, after unlocking: an event may hold the last reference to a
-            // media, whose teardown finishes that media's subscribers.
-            _ = event
+        case .discard:
+            break
         }
     }
 
-    func finish() {
+    func finish(lastEvent: Event?) -> (@Sendable () -> Void)? {
+        if let lastEvent, mask.contains(lastEvent.kind) { receive(lastEvent) }
+        finishNow()
+        return nil
+    }
+
+    /// Ends the stream after the events still pending; no user code runs here (a waiting
+    /// consumer is only resumed).
+    func finishNow() {
         switch machine.withLock({ $0.sourceFinished() }) {
         case .none:
             break
@@ -160,5 +170,12 @@ final class EventStreamSink<Event: VLCEvent>: EventSink {
         } onCancel: {
             cancel()
         }
+    }
+}
+
+extension EventStreamStateMachine.ReceiveAction {
+    var discardsWrappers: Bool {
+        if case .discard(let event) = self { return event.holdsWrappers }
+        return false
     }
 }

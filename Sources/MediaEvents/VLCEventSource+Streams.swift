@@ -22,7 +22,7 @@ extension VLCEventSource {
     public func events(kinds: [Event.Kind], buffering: EventBufferingPolicy = .default) -> EventStream<Event> {
         let sink = EventStreamSink(mask: KindMask(kinds), policy: buffering, hub: eventHub)
         if !eventHub.add(sink) {
-            sink.finish()
+            sink.finishNow()
         }
         return EventStream(sink: sink)
     }
