@@ -8,8 +8,12 @@ struct ControlQueue: Sendable {
     private let queue: DispatchQueue
     private let native: NativePointer
 
-    init(for what: String, native: OpaquePointer) {
-        queue = ServiceQueues.control(for: what)
+    /// - Parameter target: a queue to run on; `nil` gives the object a thread of its own
+    ///   whenever it has work. Objects made by the thousand (media) share one, so that
+    ///   tearing many down at once does not start a thread each.
+    init(for what: String, native: OpaquePointer, target: DispatchQueue? = nil) {
+        queue = target.map { DispatchQueue(label: "MediaEvents.control.\(what)", target: $0) }
+            ?? ServiceQueues.control(for: what)
         self.native = NativePointer(raw: native)
     }
 
@@ -34,6 +38,6 @@ struct ControlQueue: Sendable {
     /// `VLCLibrary.waitForPendingTeardowns`.
     func tearDown(_ teardown: @escaping @Sendable (OpaquePointer) -> Void) {
         let native = native
-        queue.async(group: ServiceQueues.pendingTeardowns) { teardown(native.raw) }
+        ServiceQueues.pendingTeardowns.async(on: queue) { teardown(native.raw) }
     }
 }

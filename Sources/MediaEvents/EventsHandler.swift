@@ -72,7 +72,11 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         queue = configuration.dispatchQueue
         mark = queue.map(QueueIdentity.mark)
         route = queue == nil ? .inline : configuration.isAsync ? .async : .sync
+        if route == .sync, let mark { QueueIdentity.registerForSync(mark) }
     }
+
+    /// This handler's identity in delivery frames and in the pending-work count.
+    fileprivate var identity: UInt { UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()) }
 
     /// Runs `body` with the object, as the configuration says, if the object still exists.
     ///
@@ -80,26 +84,40 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     /// reference is then dropped on the release queue. A synchronous configuration whose
     /// queue is the one the caller runs on runs `body` inline.
     public func handleEvent(_ body: @escaping @Sendable (Object) -> Void) {
-        handle((), { object, _ in body(object) })
+        handle((), sender: 0, { object, _ in body(object) })
     }
 
-    /// Delivers `payload`; allocation-free on the inline and sync routes.
+    /// Delivers `payload`, sent by the native object `sender` (0 when unknown);
+    /// allocation-free on the inline and sync routes.
     @inline(__always)
     func handle<Payload: Sendable>(
-        _ payload: Payload, _ deliver: @escaping @Sendable (Object, Payload) -> Void
+        _ payload: Payload, sender: UInt, _ deliver: @escaping @Sendable (Object, Payload) -> Void
     ) {
         guard let ref = borrowObject() else { return }
+        let identity = identity
         switch route {
         // The lease holds the object, so it is used without a retain/release pair of its
         // own (its reference count lives in the weak side table, where each costs an atomic
         // read-modify-write).
         case .inline:
-            ref._withUnsafeGuaranteedRef { deliver($0, payload) }
-        case .sync:
-            if QueueIdentity.isCurrent(mark.unsafelyUnwrapped) {
+            DeliveryContext.with(sender: sender, handler: identity, isBlocking: true) {
                 ref._withUnsafeGuaranteedRef { deliver($0, payload) }
+            }
+        case .sync:
+            let mark = mark.unsafelyUnwrapped
+            if QueueIdentity.isCurrent(mark) {
+                DeliveryContext.with(sender: sender, handler: identity, isBlocking: true) {
+                    ref._withUnsafeGuaranteedRef { deliver($0, payload) }
+                }
             } else {
-                queue.unsafelyUnwrapped.sync { ref._withUnsafeGuaranteedRef { deliver($0, payload) } }
+                mark.syncWaiters.add(1, ordering: .releasing)
+                queue.unsafelyUnwrapped.sync {
+                    mark.syncWaiters.subtract(1, ordering: .releasing)
+                    // Pushed again here: the block may run on another thread (`.main`).
+                    DeliveryContext.with(sender: sender, handler: identity, isBlocking: true) {
+                        ref._withUnsafeGuaranteedRef { deliver($0, payload) }
+                    }
+                }
             }
         case .async:
             // A queued delivery stays a user of the lease until it has run.
@@ -171,10 +189,11 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     }
 
     private func scheduleLeaseExpiry() {
-        ServiceQueues.pendingTeardowns.enter()
+        let identity = identity
+        ServiceQueues.pendingTeardowns.enter(lease: identity)
         ServiceQueues.release.asyncAfter(deadline: .now() + Self.leaseDuration) {
             self.expireLease()
-            ServiceQueues.pendingTeardowns.leave()
+            ServiceQueues.pendingTeardowns.leave(lease: identity)
         }
     }
 
@@ -221,7 +240,10 @@ private final class PendingDelivery<Object: AnyObject & Sendable, Payload: Senda
     }
 
     override func run() {
-        lease._withUnsafeGuaranteedRef { deliver($0, payload) }
+        let identity = handler._withUnsafeGuaranteedRef { $0.identity }
+        DeliveryContext.with(sender: 0, handler: identity, isBlocking: false) {
+            lease._withUnsafeGuaranteedRef { deliver($0, payload) }
+        }
         // Last: once the borrow is returned the handler may be freed.
         handler._withUnsafeGuaranteedRef { $0.returnLease() }
     }

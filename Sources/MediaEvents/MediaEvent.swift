@@ -2,6 +2,14 @@ import CLibVLC
 
 /// An event of a `VLCMedia`.
 public enum MediaEvent: VLCEvent {
+    /// Whether this event carries wrappers made for it (see `VLCEvent.holdsWrappers`).
+    public var holdsWrappers: Bool {
+        switch self {
+        case .subItemAdded, .subItemTreeAdded: true
+        default: false
+        }
+    }
+
     /// A metadata value changed (`MediaMetaChanged`).
     case metaChanged(MetaKey)
     /// A sub-item was added, for example an entry of a playlist being parsed (`MediaSubItemAdded`).

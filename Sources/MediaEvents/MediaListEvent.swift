@@ -3,6 +3,14 @@ import CLibVLC
 /// An event of a `VLCMediaList`. The item is the list's media, retained for the event; the
 /// index is its position in the list when libvlc sent the event.
 public enum MediaListEvent: VLCEvent {
+    /// Whether this event carries wrappers made for it (see `VLCEvent.holdsWrappers`).
+    public var holdsWrappers: Bool {
+        switch self {
+        case .itemAdded, .willAddItem, .itemDeleted, .willDeleteItem: true
+        default: false
+        }
+    }
+
     /// `item` was inserted at `index` (`MediaListItemAdded`).
     case itemAdded(VLCMedia, index: Int)
     /// `item` is about to be inserted at `index` (`MediaListWillAddItem`).
@@ -64,7 +72,7 @@ public enum MediaListEvent: VLCEvent {
     /// Retains the item libvlc lends (it is released right after a delete); runs inside the
     /// callback, where the pointer is still valid.
     init?(native event: libvlc_event_t) {
-        func item(_ media: OpaquePointer?) -> VLCMedia? { media.map(VLCMedia.init(retaining:)) }
+        func item(_ media: OpaquePointer?) -> VLCMedia? { media.map { VLCMedia(retaining: $0) } }
         switch event.type {
         case 0x200:
             guard let media = item(event.u.media_list_item_added.item) else { return nil }

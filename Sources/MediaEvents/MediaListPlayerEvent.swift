@@ -2,6 +2,12 @@ import CLibVLC
 
 /// An event of a `VLCMediaListPlayer`.
 public enum MediaListPlayerEvent: VLCEvent {
+    /// Whether this event carries wrappers made for it (see `VLCEvent.holdsWrappers`).
+    public var holdsWrappers: Bool {
+        if case .nextItemSet = self { return true }
+        return false
+    }
+
     /// The list was played through: there is no next item (`MediaListPlayerPlayed`).
     case played
     /// The list player moved to `item` and started playing it (`MediaListPlayerNextItemSet`);

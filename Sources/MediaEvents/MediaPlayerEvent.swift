@@ -2,6 +2,12 @@ import CLibVLC
 
 /// An event of a `VLCMediaPlayer`. Times and lengths are in milliseconds.
 public enum MediaPlayerEvent: VLCEvent {
+    /// Whether this event carries wrappers made for it (see `VLCEvent.holdsWrappers`).
+    public var holdsWrappers: Bool {
+        if case .mediaChanged(let media) = self { return media != nil }
+        return false
+    }
+
     /// The player's media changed (`MediaPlayerMediaChanged`); the new media, retained.
     case mediaChanged(VLCMedia?)
     case nothingSpecial
@@ -124,7 +130,7 @@ public enum MediaPlayerEvent: VLCEvent {
     init?(native event: libvlc_event_t) {
         let u = event.u
         switch event.type - 0x100 {
-        case 0: self = .mediaChanged(u.media_player_media_changed.new_media.map(VLCMedia.init(retaining:)))
+        case 0: self = .mediaChanged(u.media_player_media_changed.new_media.map { VLCMedia(retaining: $0) })
         case 1: self = .nothingSpecial
         case 2: self = .opening
         case 3: self = .buffering(percent: u.media_player_buffering.new_cache)

@@ -106,6 +106,10 @@ func deliverNativeEvent<Source: VLCEventSource>(
     Unmanaged<EventsHandler<Source>>.fromOpaque(userData)._withUnsafeGuaranteedRef { handler in
         guard let typed = convert(event.pointee) else { return }
         beforeDispatch(handler, typed)
-        handler.handle(typed) { source, event in source.eventHub.publish(event) }
+        let sender = UInt(bitPattern: event.pointee.p_obj)
+        handler.handle(typed, sender: sender) { source, event in source.eventHub.publish(event) }
+        // The wrappers an event carries (a media it lends, list items) were made for it here;
+        // their last reference must not go on this libvlc thread.
+        if typed.holdsWrappers { ServiceQueues.releaseLater(consume typed) }
     }
 }

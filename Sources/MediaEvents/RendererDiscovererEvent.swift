@@ -31,6 +31,9 @@ public final class VLCRendererItem: Sendable {
 
 /// An event of a `VLCRendererDiscoverer`.
 public enum RendererDiscovererEvent: VLCEvent {
+    /// Whether this event carries wrappers made for it (see `VLCEvent.holdsWrappers`).
+    public var holdsWrappers: Bool { true }
+
     /// A renderer appeared (`RendererDiscovererItemAdded`).
     case itemAdded(VLCRendererItem)
     /// A renderer went away (`RendererDiscovererItemDeleted`).

@@ -28,14 +28,113 @@ enum ServiceQueues {
     /// their own (media, lists), away from libvlc threads and their locks.
     static let teardown = DispatchQueue(label: "MediaEvents.teardown", qos: qos)
 
-    /// Every queued release pass and teardown (detach and native release) that has not
-    /// finished yet; `VLCLibrary.waitForPendingTeardowns` waits for it.
-    static let pendingTeardowns = DispatchGroup()
+    /// Every queued release pass, lease, completion and teardown (detach and native
+    /// release) that has not finished yet; `VLCLibrary.waitForPendingTeardowns` waits for it.
+    static let pendingTeardowns = PendingWork()
 
     /// A new serial queue that carries out one object's blocking libvlc calls in order.
     static func control(for what: String) -> DispatchQueue {
         DispatchQueue(label: "MediaEvents.control.\(what)", qos: qos)
     }
+
+    /// Drops `value` on the release queue: for wrappers (event payloads, a replaced cache
+    /// entry) whose last reference would otherwise go on a libvlc thread. The value is moved
+    /// into a parcel first, so no copy of it is left to be released here.
+    static func releaseLater<Value>(_ value: consuming Value) {
+        let parcel = Parcel(value)
+        pendingTeardowns.async(on: release) { parcel.empty() }
+    }
+
+    /// Gives a blocking wait a bounded slice at a time and tells it to give up when waiting
+    /// would deadlock: when this thread runs a block of a queue that a synchronous delivery
+    /// is waiting to enter (that delivery's thread holds libvlc's locks, which what is
+    /// awaited may need).
+    static func wait(until done: (DispatchTime) -> Bool, timeout: DispatchTime) -> Bool {
+        while true {
+            let slice = min(timeout, .now() + .milliseconds(5))
+            if done(slice) { return true }
+            if DispatchTime.now() >= timeout || QueueIdentity.isOnQueueAwaitedBySyncDelivery { return false }
+        }
+    }
+}
+
+/// Holds one value until the release queue empties it.
+private final class Parcel<Value>: @unchecked Sendable {
+    // @unchecked: written once at creation and once by the one block that empties it.
+    private var value: Value?
+
+    init(_ value: consuming Value) { self.value = consume value }
+
+    func empty() { value = nil }
+}
+
+/// A count of work that must finish before a program may exit, with the leases among it by
+/// handler, so that a wait inside a delivery can leave out the leases that delivery keeps
+/// in use (they cannot be dropped before it returns).
+final class PendingWork: @unchecked Sendable {
+    // @unchecked: `count` and `leases` are touched only with `mutex` locked.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var count = 0
+    private var leases: [UInt: Int] = [:]
+
+    init() {
+        pthread_mutex_init(mutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(changed, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    /// One more piece of work; `lease` is the handler whose lease it keeps, or 0.
+    func enter(lease: UInt = 0) {
+        pthread_mutex_lock(mutex)
+        count += 1
+        if lease != 0 { leases[lease, default: 0] += 1 }
+        pthread_mutex_unlock(mutex)
+    }
+
+    func leave(lease: UInt = 0) {
+        pthread_mutex_lock(mutex)
+        count -= 1
+        if lease != 0 {
+            let left = leases[lease, default: 1] - 1
+            leases[lease] = left == 0 ? nil : left
+        }
+        pthread_cond_broadcast(changed)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Runs `work` on `queue`, counted until it has returned.
+    func async(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
+        enter()
+        queue.async {
+            work()
+            self.leave()
+        }
+    }
+
+    /// Waits until nothing is pending but the leases of `excluded` handlers, or until `slice`.
+    func waitForIdle(excluding excluded: [UInt], until slice: DispatchTime) -> Bool {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        let now = DispatchTime.now()
+        let remaining = slice > now ? slice.uptimeNanoseconds - now.uptimeNanoseconds : 0
+        var deadline = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        let end = UInt64(deadline.tv_sec) * 1_000_000_000 + UInt64(deadline.tv_nsec) + remaining
+        deadline = timespec(tv_sec: Int(end / 1_000_000_000), tv_nsec: Int(end % 1_000_000_000))
+        while true {
+            let kept = excluded.reduce(0) { $0 + (leases[$1] ?? 0) }
+            if count - kept == 0 { return true }
+            if pthread_cond_timedwait(changed, mutex, &deadline) == ETIMEDOUT {
+                let kept = excluded.reduce(0) { $0 + (leases[$1] ?? 0) }
+                return count - kept == 0
+            }
+        }
+    }
+
 }
 
 /// Identifies the queue the current thread is running on, so that a synchronous delivery
@@ -53,6 +152,19 @@ enum QueueIdentity {
     /// The list is lock-free: libvlc's thread pushes a delivery with one compare-exchange
     /// on `head`, and the drain takes the whole list with one exchange.
     final class Mark: Sendable {
+        /// This mark's own key. One key shared by every mark would be shadowed: `getSpecific`
+        /// answers with the nearest queue in the target hierarchy that has a value for the key,
+        /// so a block on a marked queue R that targets a marked queue Q would see R's mark and
+        /// miss that it owns Q (then `Q.sync` traps). With a key per mark the question "does
+        /// this thread run a block of Q, directly or through a queue targeting Q" is exact.
+        let key = DispatchSpecificKey<Mark>()
+
+        /// Synchronous deliveries waiting to enter this queue (their threads hold libvlc's
+        /// locks meanwhile): a wait made from a block of this queue must give up instead of
+        /// waiting for work that may need those locks.
+        let syncWaiters = Atomic<Int>(0)
+        fileprivate let isRegisteredForSync = Atomic<Bool>(false)
+
         /// The newest queued delivery's `Unmanaged` bits (each links to the one queued before
         /// it), or'ed with `drainActive`. A push that finds the bit clear sets it and
         /// schedules the drain; the drain clears it only by exchanging exactly `drainActive`
@@ -149,22 +261,49 @@ enum QueueIdentity {
         }
     }
 
-    private static let key = DispatchSpecificKey<Mark>()
+    /// Finds a queue's own mark: `queue.getSpecific(key:)` reads that queue only, never its
+    /// targets, so this key is never used to ask about the current queue.
+    private static let lookupKey = DispatchSpecificKey<Mark>()
     private static let marking = Protected<Void>(())
 
     /// The mark of `queue`, set on first use.
     static func mark(_ queue: DispatchQueue) -> Mark {
         marking.withLock { _ in
-            if let existing = queue.getSpecific(key: key) { return existing }
+            if let existing = queue.getSpecific(key: lookupKey) { return existing }
             let mark = Mark()
-            queue.setSpecific(key: key, value: mark)
+            queue.setSpecific(key: lookupKey, value: mark)
+            queue.setSpecific(key: mark.key, value: mark)
             return mark
         }
     }
 
-    /// Whether the current thread runs a block of the queue that carries `mark`.
+    /// Every mark a synchronous configuration delivers to; read only by waits, after a
+    /// slice of waiting, never per event.
+    private static let syncMarks = Protected<[Mark]>([])
+
+    /// Notes that synchronous deliveries go to `mark`'s queue; once per mark.
+    static func registerForSync(_ mark: Mark) {
+        if mark.isRegisteredForSync.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
+            syncMarks.withLock { $0.append(mark) }
+        }
+    }
+
+    /// Whether this thread runs a block of a queue (or of one targeting it) that a
+    /// synchronous delivery is waiting to enter.
+    static var isOnQueueAwaitedBySyncDelivery: Bool {
+        syncMarks.withLock { $0 }.contains { $0.syncWaiters.load(ordering: .acquiring) > 0 && isCurrent($0) }
+    }
+
+    /// Whether this thread runs a block of a queue (or of one targeting it) that a
+    /// synchronous configuration delivers to: a libvlc thread may be about to wait for it.
+    static var isOnSyncDeliveryQueue: Bool {
+        syncMarks.withLock { $0 }.contains { isCurrent($0) }
+    }
+
+    /// Whether the current thread runs a block of the queue that carries `mark`, or of a
+    /// queue that targets it.
     static func isCurrent(_ mark: Mark) -> Bool {
-        DispatchQueue.getSpecific(key: key) === mark
+        DispatchQueue.getSpecific(key: mark.key) != nil
     }
 }
 

@@ -6,12 +6,16 @@ public protocol VLCEvent: Sendable, CustomStringConvertible {
     associatedtype Kind: VLCEventKind
     /// Which kind of event this is.
     var kind: Kind { get }
+    /// Whether the event carries wrapper objects (a `VLCMedia` …) made for it, which
+    /// MediaEvents then releases on its release queue rather than on libvlc's thread.
+    var holdsWrappers: Bool { get }
 }
 
 extension VLCEvent {
     /// libvlc's own name for the event, as `libvlc_event_type_name` spells it
     /// (for example `MediaPlayerEndReached`).
     public var name: String { kind.name }
+    public var holdsWrappers: Bool { false }
 }
 
 /// The kinds of events one source sends; used to filter subscriptions and streams.

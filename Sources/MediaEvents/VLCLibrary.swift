@@ -59,10 +59,21 @@ public final class VLCLibrary: Sendable {
     /// program exits: a process that exits while libvlc's threads still work (a parse, a
     /// playback being stopped) can crash in a plugin's static destructors.
     ///
-    /// - Returns: `false` if teardowns were still running after `timeout` seconds.
+    /// Callable from anywhere, handlers included. Inside a handler it does not wait for the
+    /// objects whose events are being delivered on this thread (they cannot be released
+    /// before the handler returns), so exiting from an `EndReached` handler works. It gives
+    /// up, returning `false` at once, when waiting could deadlock: on a queue that a
+    /// synchronous delivery is waiting to enter (that delivery's thread holds libvlc locks a
+    /// teardown may need).
+    ///
+    /// - Returns: `false` if teardowns were still running after `timeout` seconds, or when
+    ///   it gave up.
     @discardableResult
     public static func waitForPendingTeardowns(timeout: Double = 5) -> Bool {
-        ServiceQueues.pendingTeardowns.wait(timeout: .now() + timeout) == .success
+        let excluded = DeliveryContext.deliveringHandlers
+        return ServiceQueues.wait(until: { slice in
+            ServiceQueues.pendingTeardowns.waitForIdle(excluding: excluded, until: slice)
+        }, timeout: .now() + timeout)
     }
 
     /// The libvlc version string, for example "3.0.24 Vetinari".

@@ -44,7 +44,7 @@ public final class VLCVLM: VLCEventSource {
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
         let manager = try shared.open(library)
         let handler = EventsHandler(object: self, configuration: self.configuration)
-        eventHub.bind(NativeEventTable(
+        eventHub.bind(attachNow: true, NativeEventTable(
             manager: manager.raw, types: VLMEvent.Kind.allCases.map(\.nativeType),
             callback: vlmCallback, handler: handler))
     }
@@ -56,7 +56,8 @@ public final class VLCVLM: VLCEventSource {
         // Detaching waits for a callback that runs on another thread, and releasing the VLM
         // stops its instances (joins their input threads): neither may run on the thread of
         // this deinit's caller, which may be a libvlc one.
-        shared.control.async {
+        // Counted, so that `VLCLibrary.waitForPendingTeardowns` waits for the VLM's release.
+        ServiceQueues.pendingTeardowns.async(on: shared.control) {
             table?.detachAll()
             shared.close(library)
         }

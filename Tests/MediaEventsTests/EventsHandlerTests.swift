@@ -37,7 +37,7 @@ final class EventsHandlerTests: XCTestCase {
             XCTAssertNil(handler.object, "\(mode)")
             let ran = Counter()
             handler.handleEvent { _ in ran.increment() }
-            handler.handle(1) { _, _ in ran.increment() }
+            handler.handle(1, sender: 0) { _, _ in ran.increment() }
             if let queue = configuration.dispatchQueue { queue.sync {} }
             XCTAssertEqual(ran.count, 0, "\(mode)")
         }
@@ -160,7 +160,7 @@ final class EventsHandlerTests: XCTestCase {
         let total = 20_000
         runWithDeadline(30, "async burst") {
             for index in 0..<total {
-                handler.handle(index) { _, value in
+                handler.handle(index, sender: 0) { _, value in
                     if !marked.isCurrent { offQueue.increment() }
                     seen.record(value)
                 }

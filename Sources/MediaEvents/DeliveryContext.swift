@@ -1,0 +1,83 @@
+import Glibc
+
+/// What the current thread is doing for a delivery: the facts a public member needs to know
+/// so that it never waits for something that is waiting for it.
+///
+/// libvlc calls a listener with its own locks held (see `SendSites.md`). While a handler runs
+/// inline on that thread, or on a queue the thread waits for (`sync`), three things follow:
+/// - a wait for any MediaEvents queue may never end (that queue may be the one that called
+///   into libvlc, or may need a lock the sending thread holds), so waits do not block there;
+/// - the object that sent the event holds its own locks: a media list's item events come
+///   with the list's non-recursive lock held, so reading that list must not lock it again;
+/// - the lease of the handler that is delivering cannot be dropped before the handler
+///   returns, so `waitForPendingTeardowns` must not wait for it.
+///
+/// Each delivery pushes one frame onto a per-thread chain for the duration of the handler;
+/// the frame lives on the delivering thread's stack (no allocation per event). A synchronous
+/// delivery that runs on another thread (a `sync` onto `.main`) pushes a copy there.
+enum DeliveryContext {
+    struct Frame {
+        /// The native object that sent the event (`libvlc_event_t.p_obj`), when known.
+        var sender: UInt
+        /// The `EventsHandler` whose lease this delivery borrows.
+        var handler: UInt
+        /// Whether a libvlc thread waits for this delivery to return (inline and sync routes).
+        var isBlocking: Bool
+        fileprivate var previous: UnsafeMutableRawPointer?
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key, nil)
+        precondition(status == 0, "pthread_key_create failed: \(status)")
+        return key
+    }()
+
+    /// Runs `body` with `frame` on top of the current thread's chain.
+    @inline(__always)
+    static func with<Result>(sender: UInt, handler: UInt, isBlocking: Bool, _ body: () -> Result) -> Result {
+        let key = key
+        var frame = Frame(sender: sender, handler: handler, isBlocking: isBlocking,
+                          previous: pthread_getspecific(key))
+        return withUnsafeMutablePointer(to: &frame) { pointer in
+            pthread_setspecific(key, pointer)
+            defer { pthread_setspecific(key, pointer.pointee.previous) }
+            return body()
+        }
+    }
+
+    /// Visits the current thread's frames, innermost first, until `visit` returns `true`.
+    private static func first(where visit: (Frame) -> Bool) -> Bool {
+        var next = pthread_getspecific(key)
+        while let raw = next {
+            let frame = raw.assumingMemoryBound(to: Frame.self).pointee
+            if visit(frame) { return true }
+            next = frame.previous
+        }
+        return false
+    }
+
+    /// Whether a libvlc thread is waiting for a handler that runs on this thread: then a
+    /// wait must not block.
+    static var isInBlockingDelivery: Bool {
+        first { $0.isBlocking }
+    }
+
+    /// Whether this thread runs a handler of an event that `native` sent, with the locks
+    /// libvlc holds while it sends it.
+    static func isDelivering(from native: OpaquePointer) -> Bool {
+        let bits = UInt(bitPattern: UnsafeRawPointer(native))
+        return first { $0.sender == bits && $0.isBlocking }
+    }
+
+    /// The handlers whose deliveries run on this thread (their leases are in use until they
+    /// return).
+    static var deliveringHandlers: [UInt] {
+        var handlers: [UInt] = []
+        _ = first { frame in
+            handlers.append(frame.handler)
+            return false
+        }
+        return handlers
+    }
+}
