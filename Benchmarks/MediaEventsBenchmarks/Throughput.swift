@@ -1,7 +1,7 @@
 import CRawBaseline
 import Dispatch
 import Foundation
-import MediaEvents
+@_spi(Benchmarks) import MediaEvents
 import Synchronization
 
 /// Counts deliveries and signals once the expected number has arrived.
@@ -107,7 +107,7 @@ final class ThroughputBench {
     private func burst(_ media: VLCMedia, _ counter: DeliveryCounter, _ n: Int) -> Sample {
         counter.reset(target: n)
         let start = crb_now_ns()
-        for _ in 0..<n { media.setMeta(.title, Self.title) }
+        for _ in 0..<n { media.setMetaOnCallingThread(.title, Self.title) }
         let produced = crb_now_ns()
         counter.done.wait()
         let end = crb_now_ns()
@@ -132,7 +132,7 @@ final class ThroughputBench {
             done.signal()
         }
         let start = crb_now_ns()
-        for _ in 0..<n { streamedMedia.setMeta(.title, Self.title) }
+        for _ in 0..<n { streamedMedia.setMetaOnCallingThread(.title, Self.title) }
         let produced = crb_now_ns()
         done.wait()
         let end = crb_now_ns()
@@ -175,7 +175,7 @@ final class ThroughputBench {
         let subscription = media.observe(.metaChanged) { _ in probe.received() }
         for index in 0..<events {
             probe.markSend(index)
-            media.setMeta(.title, Self.title)
+            media.setMetaOnCallingThread(.title, Self.title)
             if pauseMicroseconds > 0 { usleep(pauseMicroseconds) }
         }
         probe.done.wait()

@@ -1,14 +1,17 @@
 
-/// The player's time, position, length and seekability as its events last reported them.
+/// The player's state, media, time, position, length and seekability as its events last
+/// reported them.
 ///
-/// libvlc's getters for these take the player's input lock, which `libvlc_media_player_stop`
-/// holds while it joins the input thread. A getter called from a handler (or from a queue a
-/// synchronous delivery is waiting for) during a stop would wait for the input thread, which
-/// waits for the handler: a deadlock. libvlc updates these values and sends the matching
-/// events at the same moment, so a cache updated inside the callback is exactly as fresh
-/// and never blocks.
+/// libvlc's getters for these take locks that libvlc holds while it sends events: the input
+/// lock (`libvlc_media_player_stop` holds it while it joins the input thread) and the
+/// player's object lock (`play` and `set_media` hold it while they send the media's
+/// `MetaChanged`/`StateChanged`). A getter called from a handler, or from a queue that a
+/// synchronous delivery is waiting for, would wait for the thread that waits for it: a
+/// deadlock. libvlc updates these values and sends the matching events at the same moment,
+/// so a cache updated inside the callback is as fresh and never blocks.
 final class PlaybackCache: Sendable {
     struct Values: Sendable {
+        var state = PlaybackState.nothingSpecial
         var time: Int64 = -1
         var position: Float = -1
         var length: Int64 = -1
@@ -16,12 +19,30 @@ final class PlaybackCache: Sendable {
         var isPausable = false
     }
 
+    /// The media the player's last `MediaChanged` carried.
+    struct SeenMedia: Sendable {
+        /// The native media's address (0 for none).
+        var native: UInt
+        /// A wrapper of it, made with the player's configuration.
+        var wrapper: VLCMedia?
+    }
+
     private let values = Protected(Values())
+    private let media = Protected<SeenMedia?>(nil)
+    private let configuration: any EventsConfiguring
+
+    init(configuration: any EventsConfiguring) {
+        self.configuration = configuration
+    }
 
     var current: Values { values.withLock { $0 } }
 
+    /// The media of the last `MediaChanged`, `nil` before the first one.
+    var seenMedia: SeenMedia? { media.withLock { $0 } }
+
     /// Runs inside libvlc's callback, before any dispatch.
     func record(_ event: MediaPlayerEvent) {
+        if let state = Self.state(after: event) { values.withLock { $0.state = state } }
         switch event {
         case .timeChanged(let ms): values.withLock { $0.time = ms }
         case .positionChanged(let position): values.withLock { $0.position = position }
@@ -29,8 +50,35 @@ final class PlaybackCache: Sendable {
         case .seekableChanged(let flag): values.withLock { $0.isSeekable = flag }
         case .pausableChanged(let flag): values.withLock { $0.isPausable = flag }
         // libvlc's getters answer -1 once the input is gone; so does the cache.
-        case .stopped, .mediaChanged: values.withLock { $0 = Values() }
+        case .stopped: values.withLock { $0 = Values(state: .stopped) }
+        case .mediaChanged(let new):
+            values.withLock { $0 = Values() }
+            let seen = SeenMedia(native: new.map { UInt(bitPattern: UnsafeRawPointer($0.native.raw)) } ?? 0,
+                                 wrapper: new.map { VLCMedia(retaining: $0.native.raw, configuration: configuration) })
+            let replaced = media.withLock { current in
+                defer { current = seen }
+                return current
+            }
+            // This is libvlc's thread: the replaced wrapper's last reference goes elsewhere.
+            if replaced != nil { ServiceQueues.releaseLater(consume replaced) }
         default: break
+        }
+    }
+}
+
+extension PlaybackCache {
+    /// The state libvlc's `get_state` answers once it has sent `event` (libvlc sets the state
+    /// and sends the event together: `set_state` in lib/media_player.c).
+    static func state(after event: MediaPlayerEvent) -> PlaybackState? {
+        switch event {
+        case .mediaChanged: .nothingSpecial
+        case .opening: .opening
+        case .playing: .playing
+        case .paused: .paused
+        case .stopped: .stopped
+        case .endReached: .ended
+        case .encounteredError: .error
+        default: nil
         }
     }
 }

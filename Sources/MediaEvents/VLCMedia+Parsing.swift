@@ -38,9 +38,11 @@ extension VLCMedia {
         }
     }
 
-    /// Stops a parse in progress; libvlc then reports it as ended.
+    /// Stops a parse in progress; libvlc then reports it as ended. Queued on the media's
+    /// control queue and returns at once: libvlc's stop waits for the preparser task, which
+    /// may be the very thread running a handler of this media's parse events.
     public func stopParsing() {
-        libvlc_media_parse_stop(native.raw)
+        control.perform { libvlc_media_parse_stop($0) }
     }
 
     /// Parses the media and returns how parsing ended.
@@ -88,7 +90,7 @@ extension VLCMedia {
             try await waiter.wait()
         } onCancel: {
             waiter.finish(.failure(CancellationError()))
-            libvlc_media_parse_stop(native.raw)
+            stopParsing()
         }
     }
 
@@ -98,11 +100,14 @@ extension VLCMedia {
     }
 
     /// The list libvlc fills with the sub-items; observe it to see them arrive. Read-only.
+    /// The same list for the life of this wrapper.
     public var subItemList: VLCMediaList {
-        guard let list = libvlc_media_subitems(native.raw) else {
-            preconditionFailure("libvlc_media_subitems failed: \(VLCError.lastMessage(or: "out of memory"))")
+        sharedSubItemList {
+            guard let list = libvlc_media_subitems(native.raw) else {
+                preconditionFailure("libvlc_media_subitems failed: \(VLCError.lastMessage(or: "out of memory"))")
+            }
+            return VLCMediaList(adopting: list, configuration: configuration)
         }
-        return VLCMediaList(adopting: list, configuration: configuration)
     }
 
     private static func milliseconds(_ timeout: Duration?) -> Int32 {

@@ -3,14 +3,21 @@ import Foundation
 
 /// A media: a file, a URL, or an item of a playlist.
 ///
-/// Its events are delivered to `observe` subscriptions as `MediaEvent`s; the listeners are
-/// attached to libvlc on the first subscription.
+/// Its events are delivered to `observe` subscriptions as `MediaEvent`s.
 public final class VLCMedia: VLCEventSource {
     let native: NativePointer
     /// The subscribers of this media.
     public let eventHub = EventHub<MediaEvent>()
     /// How this media's events are dispatched.
     public let configuration: any EventsConfiguring
+    /// Carries out the calls that may wait for a lock a libvlc thread holds while it sends
+    /// this media's events (`setMeta` from a handler, stopping a parse), then the teardown.
+    let control: ControlQueue
+    /// Values set with `setMeta` whose libvlc call is still queued, so that `meta(_:)`
+    /// answers with them at once.
+    private let pendingMeta = Protected<[UInt32: PendingMeta]>([:])
+    /// The list of sub-items, made on first use and kept: making one locks libvlc's list.
+    private let subItems_ = Protected<VLCMediaList?>(nil)
 
     /// A media for a local file path. libvlc checks the path only when the media is opened:
     /// a missing file gives `EncounteredError` when played and `failed` when parsed.
@@ -18,7 +25,7 @@ public final class VLCMedia: VLCEventSource {
         guard let media = libvlc_media_new_path(library.native.raw, path) else {
             preconditionFailure("libvlc_media_new_path failed: \(VLCError.lastMessage(or: "out of memory"))")
         }
-        self.init(adopting: media, configuration: configuration)
+        self.init(adopting: media, configuration: configuration, attachNow: true)
     }
 
     /// A media for a URL (`file://`, `http://`, …). An unsupported scheme is reported when the
@@ -28,21 +35,23 @@ public final class VLCMedia: VLCEventSource {
         guard let media = libvlc_media_new_location(library.native.raw, location) else {
             preconditionFailure("libvlc_media_new_location failed: \(VLCError.lastMessage(or: "out of memory"))")
         }
-        self.init(adopting: media, configuration: configuration)
+        self.init(adopting: media, configuration: configuration, attachNow: true)
     }
 
     /// Wraps a media that libvlc lends (an event payload): retains it first.
-    convenience init(retaining media: OpaquePointer) {
+    convenience init(retaining media: OpaquePointer, configuration: (any EventsConfiguring)? = nil) {
         libvlc_media_retain(media)
-        self.init(adopting: media, configuration: nil)
+        self.init(adopting: media, configuration: configuration)
     }
 
-    /// Takes over one reference of `media`.
-    init(adopting media: OpaquePointer, configuration: (any EventsConfiguring)?) {
+    /// Takes over one reference of `media`. `attachNow` for a media the user made; wrappers
+    /// made for events and lists attach on their first subscription (see `EventHub.bind`).
+    init(adopting media: OpaquePointer, configuration: (any EventsConfiguring)?, attachNow: Bool = false) {
         native = NativePointer(raw: media)
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
+        control = ControlQueue(for: "media", native: media, target: ServiceQueues.teardown)
         let handler = EventsHandler(object: self, configuration: self.configuration)
-        eventHub.bind(NativeEventTable(
+        eventHub.bind(attachNow: attachNow, NativeEventTable(
             manager: libvlc_media_event_manager(media), types: MediaEvent.Kind.allCases.map(\.nativeType),
             callback: mediaCallback, handler: handler))
     }
@@ -51,12 +60,12 @@ public final class VLCMedia: VLCEventSource {
         // libvlc's own MediaFreed can never reach this wrapper (its listeners are detached
         // before its reference is released): `.freed` says the wrapper is gone.
         let table = eventHub.finish(lastEvent: .freed)
-        let native = native
         // Never release here: this may be a libvlc thread inside this media's own callback,
         // where releasing the last reference frees the listener array libvlc is walking.
-        ServiceQueues.teardown.async(group: ServiceQueues.pendingTeardowns) {
+        // After every queued call of this media.
+        control.tearDown { media in
             table?.detachAll()
-            libvlc_media_release(native.raw)
+            libvlc_media_release(media)
         }
     }
 
@@ -83,8 +92,10 @@ public final class VLCMedia: VLCEventSource {
         ParsedStatus(native: Int32(libvlc_media_get_parsed_status(native.raw).rawValue))
     }
 
-    /// A metadata value, or `nil` when the media has none.
+    /// A metadata value, or `nil` when the media has none. A value set with `setMeta` is
+    /// returned at once, even while its libvlc call is still queued.
     public func meta(_ key: MetaKey) -> String? {
+        if let pending = pendingMeta.withLock({ $0[key.rawValue] }) { return pending.value }
         guard let value = libvlc_media_get_meta(native.raw, libvlc_meta_t(rawValue: key.rawValue)) else {
             return nil
         }
@@ -92,16 +103,74 @@ public final class VLCMedia: VLCEventSource {
         return String(cString: value)
     }
 
-    /// Sets a metadata value in memory (libvlc sends `MediaMetaChanged`).
+    /// Sets a metadata value in memory; libvlc sends `MediaMetaChanged`.
+    ///
+    /// libvlc sends the event from inside its call, on the calling thread, holding the media's
+    /// event lock. Called on an ordinary thread, the call and its event happen before this
+    /// returns. Called where that lock could make it wait for its own caller — inside a
+    /// handler of any object, or on a queue that a synchronous configuration delivers to —
+    /// the call is queued on the media's control queue instead (in call order), and
+    /// `meta(_:)` already returns the new value.
     public func setMeta(_ key: MetaKey, _ value: String?) {
-        let key = libvlc_meta_t(rawValue: key.rawValue)
+        if DeliveryContext.isInBlockingDelivery || QueueIdentity.isOnSyncDeliveryQueue {
+            let key = key.rawValue
+            pendingMeta.withLock { $0[key, default: PendingMeta()].set(value) }
+            let pendingMeta = pendingMeta
+            control.perform { media in
+                Self.setMetaNow(media, key, value)
+                pendingMeta.withLock { pending in
+                    if pending[key]?.applied() == true { pending[key] = nil }
+                }
+            }
+            return
+        }
+        Self.setMetaNow(native.raw, key.rawValue, value)
+    }
+
+    /// `setMeta` on the calling thread whatever it is: for the benchmark, which measures the
+    /// delivery of the events libvlc sends from inside this call.
+    @_spi(Benchmarks)
+    public func setMetaOnCallingThread(_ key: MetaKey, _ value: String?) {
+        Self.setMetaNow(native.raw, key.rawValue, value)
+    }
+
+    private static func setMetaNow(_ media: OpaquePointer, _ key: UInt32, _ value: String?) {
+        let key = libvlc_meta_t(rawValue: key)
         // withCString lends a native string's own NUL-terminated storage; passing the
         // optional String directly made a heap copy (utf8CString) per call.
-        guard let value else { return libvlc_media_set_meta(native.raw, key, nil) }
-        value.withCString { libvlc_media_set_meta(native.raw, key, $0) }
+        guard let value else { return libvlc_media_set_meta(media, key, nil) }
+        value.withCString { libvlc_media_set_meta(media, key, $0) }
+    }
+
+    /// The list of sub-items, made once.
+    func sharedSubItemList(_ make: () -> VLCMediaList) -> VLCMediaList {
+        if let list = subItems_.withLock({ $0 }) { return list }
+        let made = make()
+        return subItems_.withLock { current in
+            if let current { return current }
+            current = made
+            return made
+        }
     }
 }
 
 private let mediaCallback: libvlc_callback_t = { event, userData in
     deliverNativeEvent(event, userData, to: VLCMedia.self, MediaEvent.init(native:))
+}
+
+/// The latest value set for one meta key and how many of its sets are still queued.
+private struct PendingMeta {
+    var value: String?
+    var queued = 0
+
+    mutating func set(_ newValue: String?) {
+        value = newValue
+        queued += 1
+    }
+
+    /// One queued set was applied; `true` when none is left.
+    mutating func applied() -> Bool {
+        queued -= 1
+        return queued == 0
+    }
 }

@@ -88,7 +88,7 @@ public final class VLCMediaDiscoverer: VLCEventSource {
         }
         mediaList = VLCMediaList(adopting: list, configuration: configuration)
         let handler = EventsHandler(object: self, configuration: configuration)
-        eventHub.bind(NativeEventTable(
+        eventHub.bind(attachNow: true, NativeEventTable(
             manager: DiscovererEventManager.get(discoverer),
             types: MediaDiscovererEvent.Kind.allCases.map(\.nativeType),
             callback: mediaDiscovererCallback, handler: handler))

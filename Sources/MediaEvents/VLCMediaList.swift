@@ -67,27 +67,27 @@ public final class VLCMediaList: VLCEventSource {
             manager: libvlc_media_list_event_manager(list),
             types: MediaListEvent.Kind.allCases.map(\.nativeType),
             callback: mediaListCallback, handler: handler)
-        eventHub.bind(table)
-        // No listener of ours exists yet, so no callback can hold the list's lock for us.
-        libvlc_media_list_lock(list)
+        // Inside a handler of this very list's item events the sending thread holds the
+        // list's non-recursive lock: locking it again would never return, and reading it
+        // without locking is safe, since its owner waits for this handler.
+        let locked = !DeliveryContext.isDelivering(from: list)
+        if locked { libvlc_media_list_lock(list) }
+        // Attached with the lock held: an item added after the copy is seen as an event.
+        eventHub.bind(table, attachNow: true)
         if isReadOnly {
-            contents.items.withLock { items in
-                items = (0..<libvlc_media_list_count(list)).compactMap { index in
-                    libvlc_media_list_item_at_index(list, index).map { VLCMedia(adopting: $0, configuration: nil) }
-                }
+            let copied = (0..<libvlc_media_list_count(list)).compactMap { index in
+                libvlc_media_list_item_at_index(list, index).map { VLCMedia(adopting: $0, configuration: nil) }
             }
-            // Attached with the lock held: no item can be added between the copy and the
-            // first event.
-            table.attachIfNeeded()
+            contents.items.withLock { $0 = copied }
         }
-        libvlc_media_list_unlock(list)
+        if locked { libvlc_media_list_unlock(list) }
     }
 
     deinit {
         let table = eventHub.finish()
         let native = native
         // After every queued edit; never here, where this may be a libvlc thread.
-        control.async(group: ServiceQueues.pendingTeardowns) {
+        ServiceQueues.pendingTeardowns.async(on: control) {
             table?.detachAll()
             libvlc_media_list_release(native.raw)
         }
@@ -167,11 +167,20 @@ public final class VLCMediaList: VLCEventSource {
     }
 
     /// Waits until libvlc has applied every edit made before (and its events have been sent).
-    /// Returns at once on the list's control queue, where waiting would never end.
-    public func waitForPendingEdits() {
-        if !QueueIdentity.isCurrent(controlMark) {
-            control.sync {}
-        }
+    ///
+    /// Does not wait, and returns `false`, where waiting could never end: inside a handler
+    /// that a libvlc thread waits for (inline or synchronous: the edit being applied may be
+    /// the one that sent the event), on the list's control queue, and on a queue that a
+    /// synchronous delivery is waiting to enter (it gives up when that happens while it
+    /// waits). Use `pendingEditsApplied()` there to go on once the edits are applied.
+    ///
+    /// - Returns: `true` once the edits are applied.
+    @discardableResult
+    public func waitForPendingEdits() -> Bool {
+        if DeliveryContext.isInBlockingDelivery || QueueIdentity.isCurrent(controlMark) { return false }
+        let applied = DispatchSemaphore(value: 0)
+        control.async { applied.signal() }
+        return ServiceQueues.wait(until: { applied.wait(timeout: $0) == .success }, timeout: .distantFuture)
     }
 
     /// Waits until libvlc has applied every edit made before, without blocking a thread.
@@ -193,14 +202,16 @@ public final class VLCMediaList: VLCEventSource {
         contents.items.withLock { items in
             let before = items
             guard let operation = change(&items) else { return }
-            removed = before  // dropped after unlocking: a media's deinit may run user code
+            removed = before
             control.async {
                 libvlc_media_list_lock(native.raw)
                 operation(native.raw)
                 libvlc_media_list_unlock(native.raw)
             }
         }
-        _ = removed
+        // Dropped on the release queue: this may be a handler on libvlc's thread, where a
+        // removed item's last reference must not go.
+        ServiceQueues.releaseLater(consume removed)
     }
 }
 
@@ -214,7 +225,7 @@ final class ListContents: Sendable {
 
     func record(_ event: MediaListEvent) {
         guard followsEvents else { return }
-        let dropped: VLCMedia? = items.withLock { items in
+        let dropped: VLCMedia? = items.withLock { items -> VLCMedia? in
             switch event {
             case let .itemAdded(media, index) where (0...items.count).contains(index):
                 items.insert(media, at: index)
@@ -225,7 +236,8 @@ final class ListContents: Sendable {
                 return nil
             }
         }
-        _ = dropped
+        // This is libvlc's thread: the last reference of a removed item goes elsewhere.
+        if dropped != nil { ServiceQueues.releaseLater(consume dropped) }
     }
 }
 

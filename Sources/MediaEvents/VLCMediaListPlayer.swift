@@ -70,10 +70,13 @@ public final class VLCMediaListPlayer: VLCEventSource {
         self.mediaPlayer = mediaPlayer
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
         control = ControlQueue(for: "listplayer", native: listPlayer)
-        // No events and no other user yet: safe to call inline.
-        libvlc_media_list_player_set_media_player(listPlayer, mediaPlayer.native.raw)
+        // Queued, first of the list player's calls: it attaches to the player's event
+        // manager, whose lock a thread sending the player's events holds, maybe while it
+        // waits for the queue this initializer runs on.
+        let player = mediaPlayer.native
+        control.perform { libvlc_media_list_player_set_media_player($0, player.raw) }
         let handler = EventsHandler(object: self, configuration: self.configuration)
-        eventHub.bind(NativeEventTable(
+        eventHub.bind(attachNow: true, NativeEventTable(
             manager: libvlc_media_list_player_event_manager(listPlayer),
             types: MediaListPlayerEvent.Kind.allCases.map(\.nativeType),
             callback: listPlayerCallback, handler: handler))
@@ -174,13 +177,13 @@ public final class VLCMediaListPlayer: VLCEventSource {
 
     // MARK: State
 
-    /// The state of the item being played.
-    public var state: PlaybackState {
-        PlaybackState(native: Int32(libvlc_media_list_player_get_state(native.raw).rawValue))
-    }
+    /// The state of the item being played: `mediaPlayer`'s state, which libvlc's own
+    /// `get_state` answers too. Served from the player's events: libvlc's getter takes the
+    /// list player's and the player's locks, which libvlc holds while it starts an item.
+    public var state: PlaybackState { mediaPlayer.state }
 
     /// Whether an item is playing.
-    public var isPlaying: Bool { libvlc_media_list_player_is_playing(native.raw) != 0 }
+    public var isPlaying: Bool { mediaPlayer.isPlaying }
 
     private func perform(_ operation: @escaping @Sendable (OpaquePointer) -> Void) {
         let list = mediaList

@@ -19,7 +19,7 @@ public final class VLCMediaPlayer: VLCEventSource {
     /// Carries out blocking libvlc calls in order, away from libvlc's threads.
     let control: ControlQueue
     private let currentMedia = Protected(CurrentMedia())
-    private let cache = PlaybackCache()
+    private let cache: PlaybackCache
 
     /// Creates a player.
     ///
@@ -35,15 +35,15 @@ public final class VLCMediaPlayer: VLCEventSource {
         self.library = library
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
         control = ControlQueue(for: "player", native: player)
+        cache = PlaybackCache(configuration: self.configuration)
         let handler = EventsHandler(object: self, configuration: self.configuration, companion: cache)
         let table = NativeEventTable(
             manager: libvlc_media_player_event_manager(player),
             types: MediaPlayerEvent.Kind.allCases.map(\.nativeType),
             callback: playerCallback, handler: handler)
-        eventHub.bind(table)
-        // Attached at once, not on the first subscription: the cache behind `time`,
-        // `position` and `length` must follow the player from the start.
-        table.attachIfNeeded()
+        // Attached at once (as every source is): the cache behind the getters must follow the
+        // player from the start.
+        eventHub.bind(table, attachNow: true)
     }
 
     /// Creates a player for `media`.
@@ -64,61 +64,41 @@ public final class VLCMediaPlayer: VLCEventSource {
 
     // MARK: Control
 
-    /// The wrapper of the native player's media, and the sets not yet carried out.
+    /// The wrapper of the player's media, and the sets not yet carried out.
     private struct CurrentMedia {
         var wrapper: VLCMedia?
         /// Sets queued but not yet applied: until then the native player still has an older
         /// media, and the wrapper (the latest set) is the answer.
         var pendingSets = 0
-        /// Counts sets, so that a getter that read the native media before a set was applied
-        /// does not store that stale media over it.
-        var generation = 0
     }
 
-    /// The media to play: the native player's current media, which a `VLCMediaListPlayer`
-    /// changes for each item. Setting it is queued like the other control calls (the getter
-    /// returns the new media at once); libvlc then sends `MediaChanged`.
+    /// The media to play: the one last set, or the one libvlc last reported with
+    /// `MediaChanged` (a `VLCMediaListPlayer` changes it for each item). Setting it is queued
+    /// like the other control calls (the getter returns the new media at once); libvlc then
+    /// sends `MediaChanged`.
     ///
-    /// Returns the same `VLCMedia` as long as the native media stays the same; when something
-    /// else (a list player) set another one, a new `VLCMedia` wrapping it.
+    /// Never calls libvlc (its `get_media` takes the player's object lock, which libvlc
+    /// holds while it sends the media's events from `play` and `set_media`). Returns the
+    /// same `VLCMedia` as long as the media stays the same; when something else (a list
+    /// player) set another one, a wrapper of that one, made with this player's configuration.
     public var media: VLCMedia? {
         get {
-            let start = currentMedia.withLock { current -> (VLCMedia?, Int)? in
-                current.pendingSets > 0 ? nil : (current.wrapper, current.generation)
+            let seen = cache.seenMedia
+            return currentMedia.withLock { current in
+                guard current.pendingSets == 0, let seen else { return current.wrapper }
+                let mine = current.wrapper.map { UInt(bitPattern: UnsafeRawPointer($0.native.raw)) } ?? 0
+                if seen.native == mine { return current.wrapper }
+                // The cache still holds `seen.wrapper`: replacing the old one here drops
+                // nothing that could be its last reference but the old wrapper, which goes to
+                // the release queue below via `previous`.
+                return seen.wrapper
             }
-            guard let (seen, generation) = start else { return currentMedia.withLock { $0.wrapper } }
-            // Takes only the player's object lock: safe from the player's own handlers.
-            guard let native = libvlc_media_player_get_media(self.native.raw) else {
-                let (result, dropped) = currentMedia.withLock { current -> (VLCMedia?, VLCMedia?) in
-                    guard current.pendingSets == 0, current.generation == generation else { return (current.wrapper, nil) }
-                    defer { current.wrapper = nil }
-                    return (nil, current.wrapper)
-                }
-                _ = dropped
-                return result
-            }
-            if let seen, seen.native.raw == native {
-                // get_media returned one more reference; the player still holds its own.
-                libvlc_media_release(native)
-                return seen
-            }
-            let fresh = VLCMedia(adopting: native, configuration: configuration)
-            let (result, dropped) = currentMedia.withLock { current -> (VLCMedia?, VLCMedia?) in
-                guard current.pendingSets == 0, current.generation == generation else { return (current.wrapper, fresh) }
-                if let wrapper = current.wrapper, wrapper.native.raw == native { return (wrapper, fresh) }
-                defer { current.wrapper = fresh }
-                return (fresh, current.wrapper)
-            }
-            // Dropped outside the lock: a wrapper's deinit may run subscription completions.
-            _ = dropped
-            return result
         }
         set {
             let previous = currentMedia.withLock { current in
                 defer {
                     current.wrapper = newValue
                     current.pendingSets += 1
-                    current.generation += 1
                 }
                 return current.wrapper
             }
@@ -127,9 +107,9 @@ public final class VLCMediaPlayer: VLCEventSource {
                 libvlc_media_player_set_media(player, newValue?.native.raw)
                 currentMedia.withLock { $0.pendingSets -= 1 }
             }
-            // The previous media is dropped here, outside the lock: its deinit may run
-            // subscription completions.
-            _ = previous
+            // This may be a handler on libvlc's thread (`media = nil` from `EndReached`): the
+            // previous media's last reference goes to the release queue.
+            ServiceQueues.releaseLater(consume previous)
         }
     }
 
@@ -187,16 +167,15 @@ public final class VLCMediaPlayer: VLCEventSource {
 
     // MARK: State
 
-    /// The player's state.
-    public var state: PlaybackState {
-        PlaybackState(native: Int32(libvlc_media_player_get_state(native.raw).rawValue))
-    }
+    // The state, time, position, length and the flags come from the player's own events
+    // (see PlaybackCache): libvlc's getters take locks it holds while it sends events.
 
-    /// Whether the player is playing.
-    public var isPlaying: Bool { libvlc_media_player_is_playing(native.raw) != 0 }
+    /// The player's state, as of its last state event (`Opening`, `Playing`, `Paused`,
+    /// `Stopped`, `EndReached`, `EncounteredError`, `MediaChanged`).
+    public var state: PlaybackState { cache.current.state }
 
-    // time, position, length and the flags come from the player's own events (see
-    // PlaybackCache): libvlc's getters can deadlock against a concurrent stop.
+    /// Whether the player is playing (`state == .playing`, as libvlc's `is_playing`).
+    public var isPlaying: Bool { state == .playing }
 
     /// Whether the current media can seek.
     public var isSeekable: Bool { cache.current.isSeekable }

@@ -55,7 +55,7 @@ public final class VLCRendererDiscoverer: VLCEventSource {
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
         control = ControlQueue(for: "renderers", native: discoverer)
         let handler = EventsHandler(object: self, configuration: self.configuration)
-        eventHub.bind(NativeEventTable(
+        eventHub.bind(attachNow: true, NativeEventTable(
             manager: libvlc_renderer_discoverer_event_manager(discoverer),
             types: RendererDiscovererEvent.Kind.allCases.map(\.nativeType),
             callback: rendererCallback, handler: handler))
