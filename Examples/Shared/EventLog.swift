@@ -17,6 +17,7 @@ public final class EventLog: Sendable {
 
     private struct State {
         var fd: Int32
+        var outputName: String
         var seq = 0
         var counts: [String: Int] = [:]
         var closed = false
@@ -29,11 +30,13 @@ public final class EventLog: Sendable {
     private let start = DispatchTime.now()
     private let state: Guarded<State>
 
-    /// A log writing to `fd` (standard output by default). The log does not close `fd`.
-    public init(format: Format, filter: EventFilter = EventFilter(), fd: Int32 = STDOUT_FILENO) {
+    /// A log writing to `fd` (standard output by default), named `outputName` in the message
+    /// when a write fails, which ends the process (see `Output`). The log does not close `fd`.
+    public init(format: Format, filter: EventFilter = EventFilter(), fd: Int32 = STDOUT_FILENO,
+                outputName: String = "standard output") {
         self.format = format
         self.filter = filter
-        state = Guarded(State(fd: fd))
+        state = Guarded(State(fd: fd, outputName: outputName))
     }
 
     /// Seconds since the log was created.
@@ -84,7 +87,9 @@ public final class EventLog: Sendable {
                 let payload = record.fields.isEmpty ? "" : " " + record.fieldText
                 line = "\(String(repeating: " ", count: max(0, 8 - time.count)))\(time)s  \(source) \(record.name)\(extra)\(payload)"
             }
-            Self.writeAll(state.fd, line + "\n")
+            // Under the lock, so that a failed write ends the process before a later line
+            // could be written after a missing one.
+            Output.write(line + "\n", to: state.fd, name: state.outputName)
             return true
         }
     }
@@ -104,24 +109,10 @@ public final class EventLog: Sendable {
         }
     }
 
-    /// Waits until everything written has reached the file (no-op for a pipe or terminal).
+    /// Waits until everything written has reached the file (no-op for a pipe or terminal);
+    /// a failure ends the process like a failed write.
     public func sync() {
-        state.withLock { state in _ = fsync(state.fd) }
-    }
-
-    static func writeAll(_ fd: Int32, _ text: String) {
-        var bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { buffer in
-                Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-            }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return  // a closed pipe or full disk: nothing sensible left to do with the line
-            }
-            offset += written
-        }
+        state.withLock { state in Output.sync(state.fd, name: state.outputName) }
     }
 }
 
@@ -139,5 +130,11 @@ extension String {
 
 /// Writes one line to standard error.
 public func printError(_ message: String) {
-    EventLog.writeAll(STDERR_FILENO, message + "\n")
+    Output.writeError(message)
+}
+
+/// Writes `text` and a newline to standard output; a failed write ends the process (see
+/// `Output`). The programs use it instead of `print`, whose buffered errors are lost.
+public func printOutput(_ text: String) {
+    Output.write(text + "\n")
 }

@@ -51,7 +51,7 @@ struct DaemonOptions {
             case "--dispatch": options.dispatch = try reader.dispatchMode(for: argument)
             case "--audio": options.audio = true
             case "-h", "--help":
-                print(usage)
+                printOutput(usage)
                 exit(0)
             default: throw UsageError("unknown option \(argument)")
             }

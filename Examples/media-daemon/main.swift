@@ -6,6 +6,7 @@ import MediaEvents
 // media-daemon: plays a playlist headless through a list player, logging every event as JSON
 // Lines; see `usage` in DaemonOptions.swift.
 
+Output.ignoreSIGPIPE()
 let options: DaemonOptions
 do {
     options = try DaemonOptions.parse(Array(CommandLine.arguments.dropFirst()))
@@ -43,8 +44,9 @@ do {
     exit(1)
 }
 
-let daemon = Daemon(options: options, log: EventLog(format: .json, filter: options.filter, fd: logFD),
-                    library: library)
+let log = EventLog(format: .json, filter: options.filter, fd: logFD,
+                   outputName: options.logFile ?? "standard output")
+let daemon = Daemon(options: options, log: log, library: library)
 
 let signalSources = daemon.installSignalHandlers()
 daemon.start(playlist)

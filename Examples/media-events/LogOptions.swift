@@ -33,7 +33,7 @@ struct LogOptions {
             case "--audio": options.audio = true
             case "--summary": options.summary = true
             case "-h", "--help":
-                print(usage)
+                printOutput(usage)
                 exit(0)
             default: throw UsageError("unknown option \(argument)")
             }

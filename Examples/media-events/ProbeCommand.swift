@@ -60,7 +60,7 @@ struct ProbeCommand {
                 meta: MetaKey.allKeys.compactMap { key in media.meta(key).map { (key.name, $0) } },
                 tracks: media.tracks, subItems: media.subItems.map(\.mrl))
             report.timeoutText = "\(options.timeout) s"
-            print(options.json ? json(report) : text(report))
+            printOutput(options.json ? json(report) : text(report))
             if let failure = report.failure {
                 printError("media-events: \(input): \(failure)")
                 failed = true

@@ -10,6 +10,7 @@ func exitWithUsage(_ error: UsageError) -> Never {
     exit(2)
 }
 
+Output.ignoreSIGPIPE()
 var arguments = Array(CommandLine.arguments.dropFirst())
 let command = arguments.isEmpty ? "" : arguments.removeFirst()
 do {
@@ -26,9 +27,9 @@ do {
         VLCLibrary.waitForPendingTeardowns()
         exit(status)
     case "events":
-        print(EventCatalog.allNames.joined(separator: "\n"))
+        printOutput(EventCatalog.allNames.joined(separator: "\n"))
     case "help", "-h", "--help":
-        print(usage)
+        printOutput(usage)
     case "":
         throw UsageError("expected a command")
     default:
