@@ -3,6 +3,10 @@ import MediaEvents
 
 /// Turns a command-line or playlist entry into a media.
 public enum MediaInput {
+    /// The most media a playlist (or a run of `log` through playlists and directories) may
+    /// hold: a bound on what a wrong file given as a playlist can make the programs do.
+    public static let maximumEntries = 10_000
+
     /// A URL when `text` has a scheme (`http://…`, `file:///…`), otherwise a local path.
     /// `nil` when it looks like a URL but is not a valid one.
     public static func media(_ text: String, library: VLCLibrary,

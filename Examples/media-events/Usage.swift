@@ -14,7 +14,9 @@ let usage = """
       --no-progress          leave out TimeChanged, PositionChanged, Buffering, AudioVolume
       --dispatch MODE        where handlers run: inline (libvlc's thread, default),
                              queue-async or queue-sync (a private serial queue)
-      --limit SECONDS        stop each media after this much time (counts as played)
+      --limit SECONDS        stop each media after this much time (counts as played if
+                             it was playing by then)
+      --open-timeout SECONDS a media not playing after this long fails (default 30)
       --repeat N             play the whole list N times
       --audio                real audio output (default: none, and no real-time pacing)
       --summary              at the end, counts per event, failures and wall time on stderr
