@@ -17,6 +17,7 @@ let usage = """
       --no-progress      leave out TimeChanged, PositionChanged, Buffering, AudioVolume
       --dispatch MODE    inline (default), queue-async or queue-sync
       --audio            real audio output (default: none, and no real-time pacing)
+      --open-timeout S   an item not playing after S seconds fails and is skipped (default 30)
 
     Signals: SIGTERM, SIGINT  stop playback, write the last line, exit 0 (within 2 s)
              SIGHUP           re-read the playlist (and reopen the log), play from the start
@@ -37,6 +38,8 @@ struct DaemonOptions {
     var filter = EventFilter()
     var dispatch = DispatchMode.inline
     var audio = false
+    /// Seconds an item may take to start playing before it fails and is skipped.
+    var openTimeout = 30.0
 
     static func parse(_ arguments: [String]) throws -> DaemonOptions {
         var options = DaemonOptions()
@@ -50,6 +53,7 @@ struct DaemonOptions {
             case "--no-progress": options.filter.dropProgress = true
             case "--dispatch": options.dispatch = try reader.dispatchMode(for: argument)
             case "--audio": options.audio = true
+            case "--open-timeout": options.openTimeout = try reader.number(for: argument)
             case "-h", "--help":
                 printOutput(usage)
                 exit(0)
