@@ -18,6 +18,30 @@ public enum MediaInput {
         return VLCMedia(path: text, library: library, configuration: configuration)
     }
 
+    /// The bytes of the local file `text` names, NUL-terminated for `open(2)`: a path, or a
+    /// `file://` URL with its percent escapes decoded (how `RawArguments` passes a path that
+    /// is not UTF-8).
+    public static func localPathBytes(_ text: String) -> [CChar] {
+        var bytes = Array(text.utf8)
+        if text.hasPrefix("file://") {
+            bytes = Array(bytes.dropFirst("file://".count).drop { $0 != UInt8(ascii: "/") })
+            var decoded: [UInt8] = []
+            var index = 0
+            while index < bytes.count {
+                if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
+                   let value = UInt8(String(decoding: bytes[(index + 1)...(index + 2)], as: UTF8.self), radix: 16) {
+                    decoded.append(value)
+                    index += 3
+                } else {
+                    decoded.append(bytes[index])
+                    index += 1
+                }
+            }
+            bytes = decoded
+        }
+        return bytes.map { CChar(bitPattern: $0) } + [0]
+    }
+
     /// libvlc's arguments: headless, with the dummy audio output unless `audio` is set.
     public static func libraryArguments(audio: Bool) -> [String] {
         audio ? VLCLibrary.headlessArguments.filter { !$0.hasPrefix("--aout") } : VLCLibrary.headlessArguments

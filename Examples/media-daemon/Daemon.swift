@@ -118,7 +118,7 @@ final class Daemon: Sendable {
     /// SIGHUP: reopens the log file, re-reads the playlist and plays it from the start.
     func reload() {
         if let path = options.logFile {
-            let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+            let fd = open(MediaInput.localPathBytes(path), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             if fd >= 0 { close(log.replaceOutput(with: fd)) }
         }
         do {

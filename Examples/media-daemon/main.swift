@@ -9,7 +9,7 @@ import MediaEvents
 Output.ignoreSIGPIPE()
 let options: DaemonOptions
 do {
-    options = try DaemonOptions.parse(Array(CommandLine.arguments.dropFirst()))
+    options = try DaemonOptions.parse(RawArguments.arguments())
 } catch {
     printError("media-daemon: \(error)\n\(usage)")
     exit(2)
@@ -29,7 +29,7 @@ guard !playlist.entries.isEmpty else {
 
 var logFD = STDOUT_FILENO
 if let path = options.logFile {
-    logFD = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+    logFD = open(MediaInput.localPathBytes(path), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
     guard logFD >= 0 else {
         printError("media-daemon: \(path): cannot open the log (\(String(cString: strerror(errno))))")
         exit(1)

@@ -11,7 +11,7 @@ func exitWithUsage(_ error: UsageError) -> Never {
 }
 
 Output.ignoreSIGPIPE()
-var arguments = Array(CommandLine.arguments.dropFirst())
+var arguments = RawArguments.arguments()
 let command = arguments.isEmpty ? "" : arguments.removeFirst()
 do {
     switch command {

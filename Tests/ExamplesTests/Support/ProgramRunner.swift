@@ -63,9 +63,16 @@ final class RunningProgram: @unchecked Sendable {
 
     /// Starts `name`; its standard output goes to `standardOutput` when given (such as
     /// /dev/full), otherwise to a pipe read into `stdout`.
-    init(_ name: String, _ arguments: [String], standardOutput: FileHandle? = nil) throws {
-        process.executableURL = URL(fileURLWithPath: try productPath(name))
-        process.arguments = arguments
+    /// With `shellScript`, `/bin/sh -c shellScript PROGRAM arguments…` runs instead: the way to
+    /// give the program arguments that are not UTF-8 (`Process` takes Strings only).
+    init(_ name: String, _ arguments: [String], standardOutput: FileHandle? = nil, shellScript: String? = nil) throws {
+        if let shellScript {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", shellScript, try productPath(name)] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: try productPath(name))
+            process.arguments = arguments
+        }
         let out = Pipe(), err = Pipe()
         process.standardOutput = standardOutput ?? out
         process.standardError = err
