@@ -73,9 +73,9 @@ public struct PlaybackFailure: Sendable, Equatable {
         case .encounteredError: "libvlc reported EncounteredError (could not open or play it)"
         case .noTracks: "no audio or video track found (libvlc played nothing and reported EndReached)"
         case .openTimeout(let seconds):
-            "still not playing after \(Format.seconds(seconds)) s (--open-timeout)"
+            "still not playing after \(TextFormat.seconds(seconds)) s (--open-timeout)"
         case .notStartedAtLimit(let seconds):
-            "not playing yet when the \(Format.seconds(seconds)) s --limit was up: nothing was played"
+            "not playing yet when the \(TextFormat.seconds(seconds)) s --limit was up: nothing was played"
         case .invalidURL: "not a valid URL"
         }
         return cause.map { "\(text): \($0)" } ?? text

@@ -4,6 +4,7 @@ import Glibc
 /// The help text of `media-daemon`.
 let usage = """
     usage: media-daemon [options] [MEDIA...]
+       media-daemon --help | --version
 
     Plays a playlist headless through a list player and logs every event of the list player,
     its player and the media as JSON Lines. An item that fails is logged and skipped.
@@ -22,10 +23,14 @@ let usage = """
     Signals: SIGTERM, SIGINT  stop playback, write the last line, exit 0 (within 2 s)
              SIGHUP           re-read the playlist (and reopen the log), play from the start
              SIGUSR1          write a "Status" line: item, state, time, counts
-    The daemon's own lines have "source":"daemon": Started, ItemFailed, PlaylistEnded,
-    Reloaded, ReloadFailed, Status, Stopping, Exited.
-    Exit status: 0 after a signal or --exit-at-end; 1 the playlist or log could not be opened
-    at start; 2 usage error.
+    Every line has "seq" (continued from the last line of an existing --log file), "t"
+    (seconds since start) and "ts" (UTC wall-clock time). The daemon's own lines have
+    "source":"daemon": Started, ItemFailed ("error": EncounteredError, NoTracks,
+    OpenTimeout or InvalidURL, "message"), PlaylistEnded, Reloaded, ReloadFailed, Status,
+    Stopping, Exited.
+    Exit status: 0 after a signal or --exit-at-end; 1 the playlist or log could not be
+    opened at start, the playlist is not text or is empty, or the log cannot be written (a
+    message says why); 141 the output pipe was closed; 2 usage error.
     """
 
 /// The options of `media-daemon`.
@@ -56,6 +61,9 @@ struct DaemonOptions {
             case "--open-timeout": options.openTimeout = try reader.number(for: argument)
             case "-h", "--help":
                 printOutput(usage)
+                exit(0)
+            case "--version":
+                printOutput("media-daemon \(ProgramVersion.text)")
                 exit(0)
             default: throw UsageError("unknown option \(argument)")
             }

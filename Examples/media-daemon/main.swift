@@ -11,7 +11,7 @@ let options: DaemonOptions
 do {
     options = try DaemonOptions.parse(RawArguments.arguments())
 } catch {
-    printError("media-daemon: \(error)\n\(usage)")
+    printError("media-daemon: \(error); try 'media-daemon --help'")
     exit(2)
 }
 
@@ -29,7 +29,11 @@ guard !playlist.entries.isEmpty else {
 
 var logFD = STDOUT_FILENO
 if let path = options.logFile {
-    logFD = open(MediaInput.localPathBytes(path), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+    // Read as well as written: the last line's seq is read back to continue the numbering.
+    logFD = open(MediaInput.localPathBytes(path), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+    if logFD < 0 && errno == EACCES {
+        logFD = open(MediaInput.localPathBytes(path), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+    }
     guard logFD >= 0 else {
         printError("media-daemon: \(path): cannot open the log (\(String(cString: strerror(errno))))")
         exit(1)
@@ -45,7 +49,8 @@ do {
 }
 
 let log = EventLog(format: .json, filter: options.filter, fd: logFD,
-                   outputName: options.logFile ?? "standard output")
+                   outputName: options.logFile ?? "standard output",
+                   lastSeq: options.logFile == nil ? 0 : EventLog.lastSeq(inLogFile: logFD), wallClock: true)
 let daemon = Daemon(options: options, log: log, library: library)
 
 let signalSources = daemon.installSignalHandlers()

@@ -36,7 +36,7 @@ struct LogOptions {
             case "--audio": options.audio = true
             case "--summary": options.summary = true
             case "-h", "--help":
-                printOutput(usage)
+                printOutput(Usage.log)
                 exit(0)
             default: throw UsageError("unknown option \(argument)")
             }
