@@ -25,8 +25,8 @@ final class OutputFailureTests: XCTestCase {
         let wav = try TestMedia.wav(seconds: 0.3).path
         let runs: [(String, [String])] = [
             ("media-events", ["log", wav]), ("media-events", ["probe", wav]), ("media-events", ["--help"]),
-            ("media-events", ["log", "--help"]), ("media-events", ["events"]),
-            ("media-daemon", [wav]), ("media-daemon", ["--help"]),
+            ("media-events", ["log", "--help"]), ("media-events", ["events"]), ("media-events", ["--version"]),
+            ("media-daemon", [wav]), ("media-daemon", ["--help"]), ("media-daemon", ["--version"]),
         ]
         for (program, arguments) in runs {
             let full = try XCTUnwrap(FileHandle(forWritingAtPath: "/dev/full"))
