@@ -65,7 +65,7 @@ struct LogCommand {
         var outcome = PlaybackOutcome.failed(PlaybackFailure(.invalidURL))
         var entries: [VLCMedia] = []
         if let media {
-            outcome = await play(media, context: context, run: run)
+            outcome = await play(media, context: context, isSubItem: depth > 0, run: run)
             // Read here, after the stop, not in the EndReached handler: the sub-items are
             // complete once the input is gone.
             entries = outcome.failure?.reason == .noTracks ? media.subItems : []
@@ -98,13 +98,23 @@ struct LogCommand {
         }
     }
 
-    private func play(_ media: VLCMedia, context: [(String, JSONValue)], run: Run) async -> PlaybackOutcome {
+    private func play(_ media: VLCMedia, context: [(String, JSONValue)], isSubItem: Bool,
+                      run: Run) async -> PlaybackOutcome {
         let log = run.log
+        let queue = run.queue
+        // A sub-item comes from libvlc with the default (inline) delivery: in async mode its
+        // lines are queued behind the player's, as the player's own are, to keep libvlc's order.
+        let requeue = isSubItem && options.dispatch == .queueAsync
         let configuration = options.dispatch.configuration(queue: run.queue)
         let player = VLCMediaPlayer(library: run.library, configuration: configuration)
         let watch = PlaybackWatch()
         let mediaToken = media.observe { event in
-            log.write(EventRecord(event), context: context)
+            let record = EventRecord(event)
+            if requeue {
+                queue.async { log.write(record, context: context) }
+            } else {
+                log.write(record, context: context)
+            }
         }
         let playerToken = player.observe { event in
             log.write(EventRecord(event), context: context)

@@ -67,6 +67,15 @@ final class MediaEventsLogInputTests: XCTestCase {
         XCTAssertEqual(lines.filter { $0["event"] as? String == "MediaPlayerESAdded" && $0["sub_item"] != nil }.count, 4,
                        "with its audio track")
 
+        for mode in ["queue-async", "queue-sync"] {
+            let queued = try runProgram("media-events", ["log", "--json", "--no-progress", "--dispatch", mode, playlist.path],
+                                        timeout: 60)
+            XCTAssertEqual(queued.status, 0, "\(mode): \(queued.stderr)")
+            let entries = try queued.jsonLines().compactMap { $0["sub_item"] as? String }
+            XCTAssertEqual(entries, entries.sorted(), "\(mode): an entry's lines come after the previous entry's")
+            XCTAssertEqual(Set(entries), ["1", "2"], mode)
+        }
+
         let empty = try runProgram("media-events", ["log", try TestMedia.directory(name: "nothing").path], timeout: 30)
         XCTAssertEqual(empty.status, 1, "an empty directory plays nothing: \(empty.stderr)")
         XCTAssertTrue(empty.stderr.contains("no audio or video track found"), empty.stderr)
