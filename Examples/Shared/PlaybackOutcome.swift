@@ -43,6 +43,9 @@ public struct PlaybackFailure: Sendable, Equatable {
         case notStartedAtLimit(seconds: Double)
         /// The entry looks like a URL but is not a valid one.
         case invalidURL
+        /// A playlist or directory whose entries were not played: they went past `bound`
+        /// (nesting depth, number of media), which keeps a wrong input from running away.
+        case entriesBeyondBound(bound: String)
     }
 
     /// What the program saw.
@@ -64,6 +67,7 @@ public struct PlaybackFailure: Sendable, Equatable {
         case .openTimeout: "OpenTimeout"
         case .notStartedAtLimit: "NotStartedAtLimit"
         case .invalidURL: "InvalidURL"
+        case .entriesBeyondBound: "EntriesBeyondBound"
         }
     }
 
@@ -77,6 +81,7 @@ public struct PlaybackFailure: Sendable, Equatable {
         case .notStartedAtLimit(let seconds):
             "not playing yet when the \(TextFormat.seconds(seconds)) s --limit was up: nothing was played"
         case .invalidURL: "not a valid URL"
+        case .entriesBeyondBound(let bound): "entries not played: \(bound)"
         }
         return cause.map { "\(text): \($0)" } ?? text
     }

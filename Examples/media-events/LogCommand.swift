@@ -35,7 +35,7 @@ struct LogCommand {
                 if options.repeatCount > 1 { context.append(("pass", .int(Int64(pass)))) }
                 let media = MediaInput.media(input, library: library,
                                              configuration: options.dispatch.configuration(queue: queue))
-                await play(media, named: input, context: context, depth: 0, run: &run)
+                await play(media, named: input, context: context, subItem: nil, run: &run)
             }
         }
         if options.summary { printSummary(run.outcomes, log: log) }
@@ -58,10 +58,13 @@ struct LogCommand {
     static let maximumDepth = 8
 
     /// Plays `media` (`nil`: an invalid URL); a playlist or directory has no track of its
-    /// own but sub-items, which are played in turn as `sub_item` 1, 2, … of its item.
-    private func play(_ media: VLCMedia?, named name: String, context: [(String, JSONValue)], depth: Int,
+    /// own but sub-items, which are played in turn as `sub_item` 1, 2, … of its item (1.1,
+    /// 1.2, … for the entries of entry 1).
+    private func play(_ media: VLCMedia?, named input: String, context: [(String, JSONValue)], subItem: [Int]?,
                       run: inout Run) async {
         run.played += 1
+        let name = subItem.map { "\(input) entry \($0.map(String.init).joined(separator: ".")) (\(media?.mrl ?? ""))" } ?? input
+        let depth = subItem?.count ?? 0
         var outcome = PlaybackOutcome.failed(PlaybackFailure(.invalidURL))
         var entries: [VLCMedia] = []
         if let media {
@@ -71,30 +74,26 @@ struct LogCommand {
             entries = outcome.failure?.reason == .noTracks ? media.subItems : []
             if !entries.isEmpty { outcome = .expanded(entries: entries.count) }
         }
+        if case .expanded = outcome, depth >= Self.maximumDepth {
+            outcome = .failed(PlaybackFailure(.entriesBeyondBound(bound: "playlists nested more than \(Self.maximumDepth) deep")))
+        }
         if let failure = outcome.failure { printError("media-events: \(name): \(failure.message)") }
         guard case .expanded = outcome else {
             run.outcomes.append(outcome)
             return
         }
-        guard depth < Self.maximumDepth else {
-            printError("media-events: \(name): playlists nested more than \(Self.maximumDepth) deep: entries not played")
-            run.outcomes.append(.failed(PlaybackFailure(.noTracks)))
-            return
-        }
-        let parent = context.first { $0.0 == "sub_item" }.flatMap { field -> String? in
-            if case .string(let text) = field.1 { return text }
-            return nil
-        }
         for (index, entry) in entries.enumerated() {
             guard run.played < MediaInput.maximumEntries else {
-                printError("media-events: \(name): more than \(MediaInput.maximumEntries) media in all: the rest not played")
-                run.outcomes.append(.failed(PlaybackFailure(.noTracks)))
+                let failure = PlaybackFailure(.entriesBeyondBound(bound: "more than \(MediaInput.maximumEntries) media in all"))
+                printError("media-events: \(name): \(failure.message)")
+                run.outcomes.append(.failed(failure))
                 return
             }
-            let number = parent.map { "\($0).\(index + 1)" } ?? "\(index + 1)"
-            let entryContext = context.filter { $0.0 != "sub_item" } + [("sub_item", .string(number))]
-            await play(entry, named: "\(name) entry \(number) (\(entry.mrl))", context: entryContext,
-                       depth: depth + 1, run: &run)
+            let path = (subItem ?? []) + [index + 1]
+            let number = path.map(String.init).joined(separator: ".")
+            await play(entry, named: input,
+                       context: context.filter { $0.0 != "sub_item" } + [("sub_item", .string(number))],
+                       subItem: path, run: &run)
         }
     }
 

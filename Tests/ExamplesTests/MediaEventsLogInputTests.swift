@@ -80,4 +80,24 @@ final class MediaEventsLogInputTests: XCTestCase {
         XCTAssertEqual(empty.status, 1, "an empty directory plays nothing: \(empty.stderr)")
         XCTAssertTrue(empty.stderr.contains("no audio or video track found"), empty.stderr)
     }
+
+    func testLog_whenAnEntryFailsOrNestingIsTooDeep_exitsOneNamingTheEntry() throws {
+        let missing = try TestMedia.missing()
+        let playlist = try TestMedia.m3u(entries: [missing, try TestMedia.wav(seconds: 0.2)])
+        let result = try runProgram("media-events", ["log", "--no-progress", playlist.path], timeout: 60)
+        XCTAssertEqual(result.status, 1, result.stderr)
+        XCTAssertEqual(result.stderrLines, ["media-events: \(playlist.path) entry 1 (\(missing.absoluteString)): "
+                                            + "libvlc reported EncounteredError (could not open or play it)"])
+        XCTAssertTrue(result.stdout.contains("MediaPlayerEndReached item=1 sub_item=2"), "the next entry is played")
+
+        var deep = try TestMedia.directory(name: "deep")
+        let top = deep
+        for level in 1...9 { deep.appendPathComponent("\(level)", isDirectory: true) }
+        try FileManager.default.createDirectory(at: deep, withIntermediateDirectories: true)
+        try TestMedia.wavData(seconds: 0.2).write(to: deep.appendingPathComponent("x.wav"))
+        let nested = try runProgram("media-events", ["log", "--no-progress", top.path], timeout: 60)
+        XCTAssertEqual(nested.status, 1, nested.stderr)
+        XCTAssertEqual(nested.stderrLines.count, 1, nested.stderr)
+        XCTAssertTrue(nested.stderr.hasSuffix("entries not played: playlists nested more than 8 deep\n"), nested.stderr)
+    }
 }
