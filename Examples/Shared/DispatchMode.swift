@@ -104,6 +104,8 @@ public struct ArgumentReader {
             }
             names.formUnion(resolved)
         }
+        // `--only ""` would otherwise keep every event: the opposite of what it says.
+        guard !names.isEmpty else { throw UsageError("\(option) needs at least one event name") }
         return names
     }
 

@@ -17,7 +17,10 @@ public final class EventLog: Sendable {
 
     private struct State {
         var fd: Int32
-        var seq = 0
+        var outputName: String
+        /// The `seq` of the last line: the previous run's last line when appending to its log.
+        var seq: Int
+        var written = 0
         var counts: [String: Int] = [:]
         var closed = false
     }
@@ -27,13 +30,38 @@ public final class EventLog: Sendable {
     /// Which events are written.
     public let filter: EventFilter
     private let start = DispatchTime.now()
+    private let wallClock: Bool
     private let state: Guarded<State>
 
-    /// A log writing to `fd` (standard output by default). The log does not close `fd`.
-    public init(format: Format, filter: EventFilter = EventFilter(), fd: Int32 = STDOUT_FILENO) {
+    /// A log writing to `fd` (standard output by default), named `outputName` in the message
+    /// when a write fails, which ends the process (see `Output`). The log does not close `fd`.
+    ///
+    /// - Parameters:
+    ///   - lastSeq: the `seq` the first line follows (the last line of a log appended to).
+    ///   - wallClock: JSON lines get a `ts` field, the UTC time they were written.
+    public init(format: Format, filter: EventFilter = EventFilter(), fd: Int32 = STDOUT_FILENO,
+                outputName: String = "standard output", lastSeq: Int = 0, wallClock: Bool = false) {
         self.format = format
         self.filter = filter
-        state = Guarded(State(fd: fd))
+        self.wallClock = wallClock
+        state = Guarded(State(fd: fd, outputName: outputName, seq: lastSeq))
+    }
+
+    /// The `seq` of the last complete JSON line of the log file open as `fd`, 0 when there is
+    /// none: a run appending to a log continues its numbering.
+    public static func lastSeq(inLogFile fd: Int32) -> Int {
+        let size = lseek(fd, 0, SEEK_END)
+        guard size > 0 else { return 0 }
+        let length = Int(min(size, 65536))
+        var bytes = [UInt8](repeating: 0, count: length)
+        guard pread(fd, &bytes, length, size - off_t(length)) == length else { return 0 }
+        let lines = bytes.split(separator: UInt8(ascii: "\n"))
+        let prefix = Array(#"{"seq":"#.utf8)
+        for line in lines.reversed() where line.starts(with: prefix) {
+            let digits = line.dropFirst(prefix.count).prefix { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+            if let seq = Int(String(decoding: digits, as: UTF8.self)) { return seq }
+        }
+        return 0
     }
 
     /// Seconds since the log was created.
@@ -67,6 +95,7 @@ public final class EventLog: Sendable {
             if state.closed { return false }
             state.closed = closing
             state.seq += 1
+            state.written += 1
             state.counts[record.name, default: 0] += 1
             let t = elapsed
             let line: String
@@ -74,6 +103,7 @@ public final class EventLog: Sendable {
             case .json:
                 let head: [(String, JSONValue)] = [
                     ("seq", .int(Int64(state.seq))), ("t", .double((t * 1e6).rounded() / 1e6)),
+                ] + (wallClock ? [("ts", .string(TextFormat.utcTimestamp()))] : []) + [
                     ("source", .string(record.source)), ("event", .string(record.name)),
                 ]
                 line = JSON.line(head + context + record.fields)
@@ -84,7 +114,9 @@ public final class EventLog: Sendable {
                 let payload = record.fields.isEmpty ? "" : " " + record.fieldText
                 line = "\(String(repeating: " ", count: max(0, 8 - time.count)))\(time)s  \(source) \(record.name)\(extra)\(payload)"
             }
-            Self.writeAll(state.fd, line + "\n")
+            // Under the lock, so that a failed write ends the process before a later line
+            // could be written after a missing one.
+            Output.write(line + "\n", to: state.fd, name: state.outputName)
             return true
         }
     }
@@ -92,8 +124,8 @@ public final class EventLog: Sendable {
     /// How many times each event name was written so far.
     public var counts: [String: Int] { state.withLock { $0.counts } }
 
-    /// The number of lines written so far.
-    public var lineCount: Int { state.withLock { $0.seq } }
+    /// The number of lines written so far by this process.
+    public var lineCount: Int { state.withLock { $0.written } }
 
     /// Points the log at another file descriptor (after reopening a log file); returns the
     /// previous one, which the caller closes.
@@ -104,24 +136,10 @@ public final class EventLog: Sendable {
         }
     }
 
-    /// Waits until everything written has reached the file (no-op for a pipe or terminal).
+    /// Waits until everything written has reached the file (no-op for a pipe or terminal);
+    /// a failure ends the process like a failed write.
     public func sync() {
-        state.withLock { state in _ = fsync(state.fd) }
-    }
-
-    static func writeAll(_ fd: Int32, _ text: String) {
-        var bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { buffer in
-                Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-            }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return  // a closed pipe or full disk: nothing sensible left to do with the line
-            }
-            offset += written
-        }
+        state.withLock { state in Output.sync(state.fd, name: state.outputName) }
     }
 }
 
@@ -139,5 +157,11 @@ extension String {
 
 /// Writes one line to standard error.
 public func printError(_ message: String) {
-    EventLog.writeAll(STDERR_FILENO, message + "\n")
+    Output.writeError(message)
+}
+
+/// Writes `text` and a newline to standard output; a failed write ends the process (see
+/// `Output`). The programs use it instead of `print`, whose buffered errors are lost.
+public func printOutput(_ text: String) {
+    Output.write(text + "\n")
 }

@@ -35,7 +35,7 @@ extension EventRecord {
         let fields: [(String, JSONValue)]
         switch event {
         case .mediaChanged(let media): fields = [("mrl", media.map { .string($0.mrl) } ?? .null)]
-        case .buffering(let percent): fields = [("percent", .double(Double(percent)))]
+        case .buffering(let percent): fields = [("percent", Self.number(percent))]
         case .timeChanged(let ms): fields = [("time_ms", .int(ms))]
         case .positionChanged(let position): fields = [("position", Self.number(position))]
         case .seekableChanged(let flag): fields = [("seekable", .bool(flag))]
@@ -71,9 +71,10 @@ extension EventRecord {
         self.init(source: source, name: event.name, fields: fields)
     }
 
-    /// Floats printed with their shortest exact decimal form (0.25, not 0.25000000372).
+    /// Floats printed short: 6 significant digits, which is all a Float holds (16.3, not
+    /// 16.299999237060547 or 16.300001).
     static func number(_ value: Float) -> JSONValue {
-        value.isFinite ? .double(Double("\(value)") ?? Double(value)) : .null
+        value.isFinite ? .double(TextFormat.significant(Double(value), digits: 6)) : .null
     }
 }
 

@@ -17,6 +17,17 @@ final class Daemon: Sendable {
         var mediaSubscriptions: [EventSubscription] = []
         var listSubscription: EventSubscription?
         var currentIndex: Int?
+        /// The MediaChanged of the current media was seen, its NextItemSet not yet: libvlc's
+        /// list player sets the media (MediaChanged) before it sends NextItemSet.
+        var awaitingNextItemSet = false
+        /// What the current media's playback has shown; its outcome once known.
+        var progress = PlaybackProgress()
+        var outcomeKnown = false
+        /// The MRLs of the sub-items the current item expanded to (a playlist's or directory's
+        /// entries), with how many of each are still to be played under it.
+        var expansion: [String: Int] = [:]
+        /// Bumped by every MediaChanged, so that the open timeout of an earlier media is dropped.
+        var attempt = 0
         var started = 0
         var ended = 0
         var failed = 0
@@ -24,6 +35,24 @@ final class Daemon: Sendable {
         /// Bumped by each reload, so that a delayed skip of the old playlist is dropped.
         var generation = 0
         var stopping = false
+
+        /// Makes the item playing `mrl` current: the next item if it plays that (the same file
+        /// may be listed twice), else the first that does; unchanged when none does (an entry
+        /// of a playlist or directory the current item expanded to).
+        mutating func locate(_ mrl: String) {
+            if let pending = expansion[mrl], pending > 0 {
+                expansion[mrl] = pending - 1
+                return
+            }
+            let expected = currentIndex.map { $0 + 1 } ?? 0
+            if expected < mrls.count, mrls[expected] == mrl {
+                currentIndex = expected
+                expansion = [:]
+            } else if let index = mrls.firstIndex(of: mrl) {
+                currentIndex = index
+                expansion = [:]
+            }
+        }
     }
 
     private let options: DaemonOptions
@@ -53,6 +82,8 @@ final class Daemon: Sendable {
         }
         let playerToken = listPlayer.mediaPlayer.observe { [weak self] event in
             guard let self else { return }
+            // MediaChanged first: it moves the current item, and its line names the new one.
+            if case .mediaChanged(let media) = event { self.mediaChanged(to: media?.mrl) }
             self.log.write(EventRecord(event), context: self.itemContext())
             self.handle(event)
         }
@@ -87,7 +118,7 @@ final class Daemon: Sendable {
     /// SIGHUP: reopens the log file, re-reads the playlist and plays it from the start.
     func reload() {
         if let path = options.logFile {
-            let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+            let fd = open(MediaInput.localPathBytes(path), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             if fd >= 0 { close(log.replaceOutput(with: fd)) }
         }
         do {
@@ -105,8 +136,11 @@ final class Daemon: Sendable {
         let player = listPlayer.mediaPlayer
         let snapshot = state.withLock { $0 }
         var fields = itemContext()
+        fields.append(("state", .string(player.state.description)))
+        // -1 until the first TimeChanged of the media (and after it): unknown, left out.
+        let time = player.time
+        if time >= 0 { fields.append(("time_ms", .int(time))) }
         fields += [
-            ("state", .string(player.state.description)), ("time_ms", .int(player.time)),
             ("items", .int(Int64(snapshot.entries.count))), ("started", .int(Int64(snapshot.started))),
             ("ended", .int(Int64(snapshot.ended))), ("failed", .int(Int64(snapshot.failed))),
             ("events", .int(Int64(log.lineCount))),
@@ -155,11 +189,22 @@ final class Daemon: Sendable {
         var mediaTokens: [EventSubscription] = []
         for entry in playlist.entries {
             guard let item = MediaInput.media(entry, library: library, configuration: configuration) else {
-                note("ItemFailed", [("entry", .string(entry)), ("error", .string("not a valid URL"))])
+                note("ItemFailed", [("entry", .string(entry))] + PlaybackFailure(.invalidURL).fields)
                 continue
             }
+            let index = media.count
             mediaTokens.append(item.observe { [weak self] event in
                 guard let self else { return }
+                if case .subItemAdded(let child) = event {
+                    // A playlist's or directory's entries: the list player plays them next,
+                    // as parts of this item.
+                    let mrl = child.mrl
+                    self.state.withLock { state in
+                        guard state.currentIndex == index else { return }
+                        state.progress.subItems += 1
+                        state.expansion[mrl, default: 0] += 1
+                    }
+                }
                 self.log.write(EventRecord(event), context: self.itemContext())
             })
             media.append(item)
@@ -172,6 +217,7 @@ final class Daemon: Sendable {
                 state.mediaSubscriptions = mediaTokens
                 state.listSubscription = listToken
                 state.currentIndex = nil
+                state.expansion = [:]
                 state.consecutiveFailures = 0
                 state.generation += 1
             }
@@ -196,11 +242,10 @@ final class Daemon: Sendable {
             let mrl = media.mrl
             state.withLock { state in
                 state.started += 1
-                let expected = state.currentIndex.map { $0 + 1 } ?? 0
-                if expected < state.mrls.count, state.mrls[expected] == mrl {
-                    state.currentIndex = expected
+                if state.awaitingNextItemSet {
+                    state.awaitingNextItemSet = false
                 } else {
-                    state.currentIndex = state.mrls.firstIndex(of: mrl)
+                    state.locate(mrl)
                 }
             }
         case .played:
@@ -210,37 +255,69 @@ final class Daemon: Sendable {
         }
     }
 
+    /// The player got a new media: the current item moves to it (a playlist's entry played by
+    /// the list player stays on its playlist's item), its progress starts over and its open
+    /// timeout runs.
+    private func mediaChanged(to mrl: String?) {
+        let attempt = state.withLock { state in
+            if let mrl {
+                state.locate(mrl)
+                state.awaitingNextItemSet = true
+            }
+            state.progress = PlaybackProgress()
+            state.outcomeKnown = false
+            state.attempt += 1
+            return state.attempt
+        }
+        let seconds = options.openTimeout
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [weak self] in
+            guard let self else { return }
+            let outcome = self.state.withLock { state -> PlaybackOutcome? in
+                guard state.attempt == attempt, !state.outcomeKnown, !state.stopping else { return nil }
+                return state.progress.outcomeAtOpenTimeout(seconds)
+            }
+            if let outcome { self.finish(outcome, attempt: attempt) }
+        }
+    }
+
     private func handle(_ event: MediaPlayerEvent) {
-        switch event {
-        case .endReached:
-            state.withLock { state in
+        let (outcome, attempt) = state.withLock { state in
+            (state.outcomeKnown ? nil : state.progress.note(event), state.attempt)
+        }
+        if let outcome { finish(outcome, attempt: attempt) }
+    }
+
+    /// Counts the outcome of the media of `attempt` once; a failure is logged, and the list
+    /// player moved on where it would not by itself.
+    private func finish(_ outcome: PlaybackOutcome, attempt: Int) {
+        let decision = state.withLock { state -> (index: Int?, isLast: Bool, allFailing: Bool, generation: Int)? in
+            guard state.attempt == attempt, !state.outcomeKnown else { return nil }
+            state.outcomeKnown = true
+            guard !outcome.isPlayed else {
                 state.ended += 1
                 state.consecutiveFailures = 0
+                return nil
             }
-        case .encounteredError:
-            let (index, isLast, allFailing, generation) = state.withLock { state in
-                state.failed += 1
-                state.consecutiveFailures += 1
-                let isLast = state.currentIndex.map { $0 >= state.mrls.count - 1 } ?? false
-                return (state.currentIndex, isLast, state.consecutiveFailures >= state.mrls.count,
-                        state.generation)
+            state.failed += 1
+            state.consecutiveFailures += 1
+            let isLast = state.currentIndex.map { $0 >= state.mrls.count - 1 } ?? false
+            return (state.currentIndex, isLast, state.consecutiveFailures >= state.mrls.count, state.generation)
+        }
+        guard let decision, let failure = outcome.failure else { return }
+        note("ItemFailed", itemContext(decision.index) + failure.fields)
+        // libvlc's list player goes on by itself after EndReached only; after an error (or a
+        // media that never opened) it would stay on the broken item.
+        if failure.reason == .noTracks { return }
+        if decision.isLast && !options.loop {
+            playlistEnded()
+        } else if decision.allFailing {
+            // Every item failed in a row: wait a little instead of spinning through them.
+            DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [weak self] in
+                guard let self, self.state.withLock({ $0.generation }) == decision.generation else { return }
+                self.listPlayer.next()
             }
-            note("ItemFailed", itemContext(index) + [("error", .string("EncounteredError"))])
-            // libvlc's list player goes on by itself after EndReached only; after an error it
-            // would stay on the broken item.
-            if isLast && !options.loop {
-                playlistEnded()
-            } else if allFailing {
-                // Every item failed in a row: wait a little instead of spinning through them.
-                DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [weak self] in
-                    guard let self, self.state.withLock({ $0.generation }) == generation else { return }
-                    self.listPlayer.next()
-                }
-            } else {
-                listPlayer.next()
-            }
-        default:
-            break
+        } else {
+            listPlayer.next()
         }
     }
 

@@ -4,6 +4,7 @@ import Glibc
 /// The help text of `media-daemon`.
 let usage = """
     usage: media-daemon [options] [MEDIA...]
+       media-daemon --help | --version
 
     Plays a playlist headless through a list player and logs every event of the list player,
     its player and the media as JSON Lines. An item that fails is logged and skipped.
@@ -17,14 +18,19 @@ let usage = """
       --no-progress      leave out TimeChanged, PositionChanged, Buffering, AudioVolume
       --dispatch MODE    inline (default), queue-async or queue-sync
       --audio            real audio output (default: none, and no real-time pacing)
+      --open-timeout S   an item not playing after S seconds fails and is skipped (default 30)
 
     Signals: SIGTERM, SIGINT  stop playback, write the last line, exit 0 (within 2 s)
              SIGHUP           re-read the playlist (and reopen the log), play from the start
              SIGUSR1          write a "Status" line: item, state, time, counts
-    The daemon's own lines have "source":"daemon": Started, ItemFailed, PlaylistEnded,
-    Reloaded, ReloadFailed, Status, Stopping, Exited.
-    Exit status: 0 after a signal or --exit-at-end; 1 the playlist or log could not be opened
-    at start; 2 usage error.
+    Every line has "seq" (continued from the last line of an existing --log file), "t"
+    (seconds since start) and "ts" (UTC wall-clock time). The daemon's own lines have
+    "source":"daemon": Started, ItemFailed ("error": EncounteredError, NoTracks,
+    OpenTimeout or InvalidURL, "message"), PlaylistEnded, Reloaded, ReloadFailed, Status,
+    Stopping, Exited.
+    Exit status: 0 after a signal or --exit-at-end; 1 the playlist or log could not be
+    opened at start, the playlist is not text or is empty, or the log cannot be written (a
+    message says why); 141 the output pipe was closed; 2 usage error.
     """
 
 /// The options of `media-daemon`.
@@ -37,6 +43,8 @@ struct DaemonOptions {
     var filter = EventFilter()
     var dispatch = DispatchMode.inline
     var audio = false
+    /// Seconds an item may take to start playing before it fails and is skipped.
+    var openTimeout = 30.0
 
     static func parse(_ arguments: [String]) throws -> DaemonOptions {
         var options = DaemonOptions()
@@ -50,8 +58,12 @@ struct DaemonOptions {
             case "--no-progress": options.filter.dropProgress = true
             case "--dispatch": options.dispatch = try reader.dispatchMode(for: argument)
             case "--audio": options.audio = true
+            case "--open-timeout": options.openTimeout = try reader.number(for: argument)
             case "-h", "--help":
-                print(usage)
+                printOutput(usage)
+                exit(0)
+            case "--version":
+                printOutput("media-daemon \(ProgramVersion.text)")
                 exit(0)
             default: throw UsageError("unknown option \(argument)")
             }

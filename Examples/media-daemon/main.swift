@@ -6,11 +6,12 @@ import MediaEvents
 // media-daemon: plays a playlist headless through a list player, logging every event as JSON
 // Lines; see `usage` in DaemonOptions.swift.
 
+Output.ignoreSIGPIPE()
 let options: DaemonOptions
 do {
-    options = try DaemonOptions.parse(Array(CommandLine.arguments.dropFirst()))
+    options = try DaemonOptions.parse(RawArguments.arguments())
 } catch {
-    printError("media-daemon: \(error)\n\(usage)")
+    printError("media-daemon: \(error); try 'media-daemon --help'")
     exit(2)
 }
 
@@ -28,7 +29,11 @@ guard !playlist.entries.isEmpty else {
 
 var logFD = STDOUT_FILENO
 if let path = options.logFile {
-    logFD = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+    // Read as well as written: the last line's seq is read back to continue the numbering.
+    logFD = open(MediaInput.localPathBytes(path), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+    if logFD < 0 && errno == EACCES {
+        logFD = open(MediaInput.localPathBytes(path), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+    }
     guard logFD >= 0 else {
         printError("media-daemon: \(path): cannot open the log (\(String(cString: strerror(errno))))")
         exit(1)
@@ -43,8 +48,10 @@ do {
     exit(1)
 }
 
-let daemon = Daemon(options: options, log: EventLog(format: .json, filter: options.filter, fd: logFD),
-                    library: library)
+let log = EventLog(format: .json, filter: options.filter, fd: logFD,
+                   outputName: options.logFile ?? "standard output",
+                   lastSeq: options.logFile == nil ? 0 : EventLog.lastSeq(inLogFile: logFD), wallClock: true)
+let daemon = Daemon(options: options, log: log, library: library)
 
 let signalSources = daemon.installSignalHandlers()
 daemon.start(playlist)

@@ -7,34 +7,6 @@ import MediaEvents
 struct LogCommand {
     let options: LogOptions
 
-    /// How one media's playback ended.
-    enum Outcome: Equatable {
-        case ended
-        case stoppedAtLimit
-        /// EndReached without a single elementary stream: libvlc opened the input but found
-        /// nothing to play in it (random bytes).
-        case endedWithoutTracks
-        case encounteredError
-        case invalidInput
-
-        var isFailure: Bool {
-            switch self {
-            case .ended, .stoppedAtLimit: false
-            case .endedWithoutTracks, .encounteredError, .invalidInput: true
-            }
-        }
-
-        var message: String {
-            switch self {
-            case .ended: "played to its end"
-            case .stoppedAtLimit: "stopped at the play-time limit"
-            case .endedWithoutTracks: "no audio or video track found (libvlc played nothing and reported EndReached)"
-            case .encounteredError: "libvlc reported EncounteredError (could not open or play it)"
-            case .invalidInput: "not a valid URL"
-            }
-        }
-    }
-
     /// Runs the command; returns the exit status.
     func run() async -> Int32 {
         var inputs = options.inputs
@@ -56,30 +28,92 @@ struct LogCommand {
         // One serial queue for every object of the run: async deliveries of the player and of
         // its media stay in the order libvlc sent them.
         let queue = DispatchQueue(label: "media-events.events")
-        var outcomes: [Outcome] = []
+        var run = Run(library: library, log: log, queue: queue)
         for pass in 1...options.repeatCount {
             for (index, input) in inputs.enumerated() {
                 var context: [(String, JSONValue)] = [("item", .int(Int64(index + 1)))]
                 if options.repeatCount > 1 { context.append(("pass", .int(Int64(pass)))) }
-                let outcome = await play(input, library: library, log: log, queue: queue, context: context)
-                if outcome.isFailure { printError("media-events: \(input): \(outcome.message)") }
-                outcomes.append(outcome)
+                let media = MediaInput.media(input, library: library,
+                                             configuration: options.dispatch.configuration(queue: queue))
+                await play(media, named: input, context: context, subItem: nil, run: &run)
             }
         }
-        if options.summary { printSummary(outcomes, log: log) }
-        return outcomes.contains(where: \.isFailure) ? 1 : 0
+        if options.summary { printSummary(run.outcomes, log: log) }
+        return run.outcomes.allSatisfy(\.isPlayed) ? 0 : 1
     }
 
-    private func play(_ input: String, library: VLCLibrary, log: EventLog, queue: DispatchQueue,
-                      context: [(String, JSONValue)]) async -> Outcome {
-        let configuration = options.dispatch.configuration(queue: queue)
-        guard let media = MediaInput.media(input, library: library, configuration: configuration) else {
-            return .invalidInput
+    /// What the items of one run share.
+    private struct Run {
+        let library: VLCLibrary
+        let log: EventLog
+        let queue: DispatchQueue
+        /// The outcome of every media played, playlists and directories left out (their
+        /// entries are in).
+        var outcomes: [PlaybackOutcome] = []
+        /// Media played so far, entries included: bounded like a playlist's entries.
+        var played = 0
+    }
+
+    /// How deep playlists in playlists (directories in directories) are followed.
+    static let maximumDepth = 8
+
+    /// Plays `media` (`nil`: an invalid URL); a playlist or directory has no track of its
+    /// own but sub-items, which are played in turn as `sub_item` 1, 2, … of its item (1.1,
+    /// 1.2, … for the entries of entry 1).
+    private func play(_ media: VLCMedia?, named input: String, context: [(String, JSONValue)], subItem: [Int]?,
+                      run: inout Run) async {
+        run.played += 1
+        let name = subItem.map { "\(input) entry \($0.map(String.init).joined(separator: ".")) (\(media?.mrl ?? ""))" } ?? input
+        let depth = subItem?.count ?? 0
+        var outcome = PlaybackOutcome.failed(PlaybackFailure(.invalidURL))
+        var entries: [VLCMedia] = []
+        if let media {
+            outcome = await play(media, context: context, isSubItem: depth > 0, run: run)
+            // Read here, after the stop, not in the EndReached handler: the sub-items are
+            // complete once the input is gone.
+            entries = outcome.failure?.reason == .noTracks ? media.subItems : []
+            if !entries.isEmpty { outcome = .expanded(entries: entries.count) }
         }
-        let player = VLCMediaPlayer(library: library, configuration: configuration)
+        if case .expanded = outcome, depth >= Self.maximumDepth {
+            outcome = .failed(PlaybackFailure(.entriesBeyondBound(bound: "playlists nested more than \(Self.maximumDepth) deep")))
+        }
+        if let failure = outcome.failure { printError("media-events: \(name): \(failure.message)") }
+        guard case .expanded = outcome else {
+            run.outcomes.append(outcome)
+            return
+        }
+        for (index, entry) in entries.enumerated() {
+            guard run.played < MediaInput.maximumEntries else {
+                let failure = PlaybackFailure(.entriesBeyondBound(bound: "more than \(MediaInput.maximumEntries) media in all"))
+                printError("media-events: \(name): \(failure.message)")
+                run.outcomes.append(.failed(failure))
+                return
+            }
+            let path = (subItem ?? []) + [index + 1]
+            let number = path.map(String.init).joined(separator: ".")
+            await play(entry, named: input,
+                       context: context.filter { $0.0 != "sub_item" } + [("sub_item", .string(number))],
+                       subItem: path, run: &run)
+        }
+    }
+
+    private func play(_ media: VLCMedia, context: [(String, JSONValue)], isSubItem: Bool,
+                      run: Run) async -> PlaybackOutcome {
+        let log = run.log
+        let queue = run.queue
+        // A sub-item comes from libvlc with the default (inline) delivery: in async mode its
+        // lines are queued behind the player's, as the player's own are, to keep libvlc's order.
+        let requeue = isSubItem && options.dispatch == .queueAsync
+        let configuration = options.dispatch.configuration(queue: run.queue)
+        let player = VLCMediaPlayer(library: run.library, configuration: configuration)
         let watch = PlaybackWatch()
         let mediaToken = media.observe { event in
-            log.write(EventRecord(event), context: context)
+            let record = EventRecord(event)
+            if requeue {
+                queue.async { log.write(record, context: context) }
+            } else {
+                log.write(record, context: context)
+            }
         }
         let playerToken = player.observe { event in
             log.write(EventRecord(event), context: context)
@@ -87,22 +121,21 @@ struct LogCommand {
         }
         player.media = media
         player.play()
-        var outcome = await watch.outcome(limit: options.limit)
-        if outcome == nil { outcome = .stoppedAtLimit }
+        let outcome = await watch.outcome(limit: options.limit, openTimeout: options.openTimeout)
         // Stopping from here, not from the EndReached handler: that handler may run on
         // libvlc's input thread, which stop joins. The Stopped it sends is still logged.
         await player.stopAndWait()
         if options.dispatch == .queueAsync {
             // Events queued before the stop are printed before the next media starts.
-            await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
+            await withCheckedContinuation { continuation in run.queue.async { continuation.resume() } }
         }
         playerToken.cancel()
         mediaToken.cancel()
-        return outcome!
+        return outcome
     }
 
-    private func printSummary(_ outcomes: [Outcome], log: EventLog) {
-        let failed = outcomes.filter(\.isFailure).count
+    private func printSummary(_ outcomes: [PlaybackOutcome], log: EventLog) {
+        let failed = outcomes.filter { !$0.isPlayed }.count
         var lines = ["summary: \(outcomes.count) played, \(outcomes.count - failed) ok, \(failed) failed, "
                      + "\(log.lineCount) events printed in \(String(log.elapsed, decimals: 3)) s"]
         for (name, count) in log.counts.sorted(by: { $0.key < $1.key }) {
@@ -112,49 +145,49 @@ struct LogCommand {
     }
 }
 
-/// Follows one playback until it ends, fails or reaches the time limit.
+/// Follows one playback until it ends, fails, or a time limit is up.
 final class PlaybackWatch: Sendable {
     private struct State {
-        var sawTrack = false
-        var outcome: LogCommand.Outcome?
-        var waiter: CheckedContinuation<LogCommand.Outcome?, Never>?
-        var finished = false
+        var progress = PlaybackProgress()
+        var outcome: PlaybackOutcome?
+        var waiter: CheckedContinuation<PlaybackOutcome, Never>?
     }
 
     private let state = Guarded(State())
 
     func note(_ event: MediaPlayerEvent) {
-        switch event {
-        case .esAdded: state.withLock { $0.sawTrack = true }
-        case .endReached:
-            let tracks = state.withLock { $0.sawTrack }
-            finish(tracks ? .ended : .endedWithoutTracks)
-        case .encounteredError: finish(.encounteredError)
-        default: break
-        }
+        if let outcome = state.withLock({ $0.progress.note(event) }) { finish(outcome) }
     }
 
-    /// The outcome, or `nil` when `limit` seconds passed first.
-    func outcome(limit: Double?) async -> LogCommand.Outcome? {
+    /// The outcome: the end or failure libvlc reported, or what the progress gives when the
+    /// `limit` (stopped there) or the `openTimeout` (not playing by then) is up first.
+    func outcome(limit: Double?, openTimeout: Double) async -> PlaybackOutcome {
         if let limit {
             DispatchQueue.global().asyncAfter(deadline: .now() + limit) { [weak self] in
-                self?.finish(nil)
+                guard let self else { return }
+                self.finish(self.state.withLock { $0.progress.outcomeAtLimit(limit) })
             }
         }
+        DispatchQueue.global().asyncAfter(deadline: .now() + openTimeout) { [weak self] in
+            guard let self, let outcome = self.state.withLock({ $0.progress.outcomeAtOpenTimeout(openTimeout) }) else {
+                return
+            }
+            self.finish(outcome)
+        }
         return await withCheckedContinuation { continuation in
-            let ready: LogCommand.Outcome?? = state.withLock { state in
-                if state.finished { return .some(state.outcome) }
+            let ready: PlaybackOutcome? = state.withLock { state in
+                if let outcome = state.outcome { return outcome }
                 state.waiter = continuation
-                return .none
+                return nil
             }
             if let ready { continuation.resume(returning: ready) }
         }
     }
 
-    private func finish(_ outcome: LogCommand.Outcome?) {
-        let waiter = state.withLock { state -> CheckedContinuation<LogCommand.Outcome?, Never>? in
-            guard !state.finished else { return nil }
-            state.finished = true
+    /// The first outcome wins; later ones (the limit after the end) are dropped.
+    private func finish(_ outcome: PlaybackOutcome) {
+        let waiter = state.withLock { state -> CheckedContinuation<PlaybackOutcome, Never>? in
+            guard state.outcome == nil else { return nil }
             state.outcome = outcome
             defer { state.waiter = nil }
             return state.waiter

@@ -8,6 +8,8 @@ struct LogOptions {
     var dispatch = DispatchMode.inline
     /// Seconds after which each media is stopped.
     var limit: Double?
+    /// Seconds a media may take to start playing before it fails (libvlc has no such limit).
+    var openTimeout = 30.0
     var repeatCount = 1
     var audio = false
     var summary = false
@@ -24,6 +26,7 @@ struct LogOptions {
             case "--no-progress": options.filter.dropProgress = true
             case "--dispatch": options.dispatch = try reader.dispatchMode(for: argument)
             case "--limit": options.limit = try reader.number(for: argument)
+            case "--open-timeout": options.openTimeout = try reader.number(for: argument)
             case "--repeat":
                 let value = try reader.value(for: argument)
                 guard let count = Int(value), count > 0 else {
@@ -33,7 +36,7 @@ struct LogOptions {
             case "--audio": options.audio = true
             case "--summary": options.summary = true
             case "-h", "--help":
-                print(usage)
+                printOutput(Usage.log)
                 exit(0)
             default: throw UsageError("unknown option \(argument)")
             }

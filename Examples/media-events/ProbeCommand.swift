@@ -1,4 +1,5 @@
 import ExampleSupport
+import Foundation
 import MediaEvents
 
 /// `media-events probe`: parses media without playing them and prints what libvlc found.
@@ -26,6 +27,9 @@ struct ProbeCommand {
         }
 
         var timeoutText = ""
+
+        /// The duration, left out when libvlc does not know it (a playlist says 0).
+        var knownDuration: Int64? { durationMs.flatMap { $0 > 0 ? $0 : nil } }
     }
 
     /// Runs the command; returns the exit status.
@@ -60,7 +64,7 @@ struct ProbeCommand {
                 meta: MetaKey.allKeys.compactMap { key in media.meta(key).map { (key.name, $0) } },
                 tracks: media.tracks, subItems: media.subItems.map(\.mrl))
             report.timeoutText = "\(options.timeout) s"
-            print(options.json ? json(report) : text(report))
+            printOutput(options.json ? json(report) : text(report))
             if let failure = report.failure {
                 printError("media-events: \(input): \(failure)")
                 failed = true
@@ -71,36 +75,72 @@ struct ProbeCommand {
 
     private func text(_ report: Report) -> String {
         var lines = [report.mrl, "  status:   \(report.status)"]
-        if let ms = report.durationMs {
+        if let ms = report.knownDuration {
             lines.append("  duration: \(String(Double(ms) / 1000, decimals: 3)) s")
         }
         for (key, value) in report.meta { lines.append("  meta:     \(key)=\(value)") }
-        for track in report.tracks { lines.append("  track:    \(track)") }
+        for track in report.tracks { lines.append("  track:    \(Self.text(track))") }
         for item in report.subItems { lines.append("  sub-item: \(item)") }
         return lines.joined(separator: "\n")
     }
 
+    /// `audio #0 mp3 (MPEG Audio layer 1/2/3) 2ch 44100Hz 128 kb/s [eng] "Commentary"`: what
+    /// libvlc does not know is left out.
+    private static func text(_ track: MediaTrack) -> String {
+        var text = "\(track.type) #\(track.id) \(codec(track))"
+        let description = track.codecDescription
+        if description != track.codecName { text += " (\(description))" }
+        if let channels = known(track.audioChannels) { text += " \(channels)ch" }
+        if let rate = known(track.audioRate) { text += " \(rate)Hz" }
+        if let width = known(track.videoWidth), let height = known(track.videoHeight) { text += " \(width)x\(height)" }
+        if let bitrate = known(track.bitrate) { text += " \(bitrate / 1000) kb/s" }
+        if let language = track.language, !language.isEmpty { text += " [\(language)]" }
+        if let name = track.trackDescription, !name.isEmpty { text += " \"\(name)\"" }
+        return text
+    }
+
     private func json(_ report: Report) -> String {
-        JSON.line([
+        var fields: [(String, JSONValue)] = [
             ("input", .string(report.input)), ("mrl", .string(report.mrl)),
             ("status", .string(report.status.description)),
-            ("duration_ms", report.durationMs.map { .int($0) } ?? .null),
+        ]
+        if let ms = report.knownDuration { fields.append(("duration_ms", .int(ms))) }
+        fields += [
             ("meta", .object(report.meta.map { ($0.0, .string($0.1)) })),
             ("tracks", .array(report.tracks.map(Self.json))),
             ("sub_items", .array(report.subItems.map { .string($0) })),
-        ])
+        ]
+        return JSON.line(fields)
     }
 
+    /// A track as ffprobe would show it where libvlc allows: fields it does not know (a bit
+    /// rate or a size of 0, no language) are left out. libvlc 3's track list has no frame
+    /// rate the library passes on, and titles/chapters need player calls it lacks.
     private static func json(_ track: MediaTrack) -> JSONValue {
         var fields: [(String, JSONValue)] = [
             ("type", .string(track.type.description)), ("id", .int(Int64(track.id))),
-            ("codec", .string(track.codecName)), ("bitrate", .int(Int64(track.bitrate))),
+            ("codec", .string(codec(track))), ("codec_description", .string(track.codecDescription)),
         ]
-        if let language = track.language { fields.append(("language", .string(language))) }
-        if let channels = track.audioChannels { fields.append(("channels", .int(Int64(channels)))) }
-        if let rate = track.audioRate { fields.append(("rate", .int(Int64(rate)))) }
-        if let width = track.videoWidth { fields.append(("width", .int(Int64(width)))) }
-        if let height = track.videoHeight { fields.append(("height", .int(Int64(height)))) }
+        func add(_ key: String, _ value: Int?) {
+            if let value = known(value) { fields.append((key, .int(Int64(value)))) }
+        }
+        add("bitrate", track.bitrate)
+        if let language = track.language, !language.isEmpty { fields.append(("language", .string(language))) }
+        if let name = track.trackDescription, !name.isEmpty { fields.append(("description", .string(name))) }
+        add("channels", track.audioChannels)
+        add("rate", track.audioRate)
+        add("width", track.videoWidth)
+        add("height", track.videoHeight)
         return .object(fields)
+    }
+
+    /// The FourCC without the padding libvlc's short codes have ("mp3 " is "mp3").
+    private static func codec(_ track: MediaTrack) -> String {
+        track.codecName.trimmingCharacters(in: CharacterSet(charactersIn: " \0"))
+    }
+
+    /// `value` when libvlc knows it: 0 means unknown in its track list.
+    private static func known(_ value: Int?) -> Int? {
+        value.flatMap { $0 > 0 ? $0 : nil }
     }
 }

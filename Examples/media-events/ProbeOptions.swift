@@ -15,7 +15,7 @@ struct ProbeOptions {
             case "--json": options.json = true
             case "--timeout": options.timeout = try reader.number(for: argument)
             case "-h", "--help":
-                print(usage)
+                printOutput(Usage.probe)
                 exit(0)
             default: throw UsageError("unknown option \(argument)")
             }

@@ -5,12 +5,14 @@ import MediaEvents
 // media-events: plays media headless and prints every event of the player and its media in
 // libvlc's delivery order (`log`), or parses media without playing them (`probe`).
 
-func exitWithUsage(_ error: UsageError) -> Never {
-    printError("media-events: \(error.description)\n\(usage)")
+/// A usage error: one line saying what is wrong and where to read on, status 2.
+func exitWithUsage(_ error: UsageError, command: String?) -> Never {
+    printError("media-events: \(error.description); try 'media-events \(command.map { "\($0) " } ?? "")--help'")
     exit(2)
 }
 
-var arguments = Array(CommandLine.arguments.dropFirst())
+Output.ignoreSIGPIPE()
+var arguments = RawArguments.arguments()
 let command = arguments.isEmpty ? "" : arguments.removeFirst()
 do {
     switch command {
@@ -26,14 +28,23 @@ do {
         VLCLibrary.waitForPendingTeardowns()
         exit(status)
     case "events":
-        print(EventCatalog.allNames.joined(separator: "\n"))
+        if let argument = arguments.first {
+            guard argument == "--help" || argument == "-h" else {
+                throw UsageError("events takes no arguments, not '\(argument)'")
+            }
+            printOutput(Usage.events)
+        } else {
+            printOutput(EventCatalog.allNames.joined(separator: "\n"))
+        }
     case "help", "-h", "--help":
-        print(usage)
+        printOutput(Usage.overview)
+    case "--version":
+        printOutput(Usage.version)
     case "":
         throw UsageError("expected a command")
     default:
         throw UsageError("unknown command '\(command)'")
     }
 } catch let error as UsageError {
-    exitWithUsage(error)
+    exitWithUsage(error, command: ["log", "probe", "events"].contains(command) ? command : nil)
 }

@@ -19,15 +19,26 @@ final class MediaDaemonTests: XCTestCase {
         let lines = try daemon.stdoutLines.map(parseJSONObject)
         let goodEnd = lines.first { $0["event"] as? String == "MediaPlayerEndReached" && $0["item"] as? Int == 5 }
         XCTAssertEqual(goodEnd?["entry"] as? String, good.absoluteString, "the good item is played to its end")
-        XCTAssertEqual(lines.filter { $0["event"] as? String == "ItemFailed" }.count, 3,
-                       "missing, empty and the unknown scheme fail; random bytes play as an empty stream")
+        let failures = lines.filter { $0["event"] as? String == "ItemFailed" }
+        XCTAssertEqual(failures.compactMap { $0["item"] as? Int }, [1, 2, 3, 4],
+                       "missing, empty, random bytes (no track) and the unknown scheme fail")
+        XCTAssertEqual(failures.compactMap { $0["error"] as? String },
+                       ["EncounteredError", "EncounteredError", "NoTracks", "EncounteredError"])
+        XCTAssertTrue(failures.allSatisfy { $0["cause"] == nil && $0["message"] is String },
+                      "no cause until libvlc's log is read, never a guess: \(failures)")
+        for changed in lines where changed["event"] as? String == "MediaPlayerMediaChanged" {
+            let entry = try XCTUnwrap(changed["entry"] as? String, "MediaChanged names its item: \(changed)")
+            let url = entry.contains("://") ? entry : URL(fileURLWithPath: entry).absoluteString
+            XCTAssertEqual(changed["mrl"] as? String, url, "the new item's, not the previous one's")
+        }
 
         daemon.send(SIGUSR1)
         let status = daemon.waitForLine(timeout: 30) { self.event($0) == "Status" }
         XCTAssertNotNil(status)
         let statusFields = try status.map(parseJSONObject)
-        XCTAssertEqual(statusFields?["failed"] as? Int, 3)
+        XCTAssertEqual(statusFields?["failed"] as? Int, 4)
         XCTAssertEqual(statusFields?["item"] as? Int, 5)
+        XCTAssertNil(statusFields?["time_ms"], "no time once the playlist ended (not -1)")
 
         let before = daemon.stdoutLines.count
         daemon.send(SIGHUP)
@@ -102,10 +113,39 @@ final class MediaDaemonTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
     }
 
+    func testDaemon_whenAnItemStalls_failsItAtTheOpenTimeoutAndPlaysTheNext() throws {
+        let server = try StalledServer()
+        let good = try TestMedia.wav(seconds: 0.3)
+        let daemon = try RunningProgram("media-daemon", ["--no-progress", "--exit-at-end", "--open-timeout", "2",
+                                                         server.url, good.path])
+        let result = try daemon.finish(timeout: 30)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let lines = try result.jsonLines()
+        let failed = lines.first { $0["event"] as? String == "ItemFailed" }
+        XCTAssertEqual(failed?["item"] as? Int, 1)
+        XCTAssertEqual(failed?["error"] as? String, "OpenTimeout")
+        XCTAssertTrue(lines.contains { $0["event"] as? String == "MediaPlayerEndReached" && $0["item"] as? Int == 2 },
+                      result.stdout)
+        let ended = lines.first { $0["event"] as? String == "PlaylistEnded" }
+        XCTAssertEqual(ended?["failed"] as? Int, 1)
+        XCTAssertEqual(ended?["ended"] as? Int, 1)
+    }
+
+    func testDaemon_whenStatusWhilePlaying_reportsAKnownTime() throws {
+        let daemon = try RunningProgram("media-daemon", [try TestMedia.wav(seconds: 30, sampleRate: 8000).path])
+        XCTAssertNotNil(daemon.waitForLine(timeout: 30) { self.event($0) == "MediaPlayerTimeChanged" })
+        daemon.send(SIGUSR1)
+        let status = try parseJSONObject(try XCTUnwrap(daemon.waitForLine(timeout: 30) { self.event($0) == "Status" }))
+        XCTAssertEqual(status["state"] as? String, "playing")
+        XCTAssertGreaterThanOrEqual(status["time_ms"] as? Int ?? -1, 0)
+        daemon.send(SIGTERM)
+        XCTAssertEqual(try daemon.finish(timeout: 30).status, 0)
+    }
+
     func testDaemon_whenUsageError_exitsTwo() throws {
         let result = try runProgram("media-daemon", ["--bogus"], timeout: 30)
         XCTAssertEqual(result.status, 2)
-        XCTAssertTrue(result.stderr.hasPrefix("media-daemon: "), result.stderr)
+        XCTAssertEqual(result.stderrLines, ["media-daemon: unknown option --bogus; try 'media-daemon --help'"])
         let missing = try runProgram("media-daemon", ["--playlist", try TestMedia.missing(name: "none.m3u").path], timeout: 30)
         XCTAssertEqual(missing.status, 1)
         XCTAssertTrue(missing.stderr.contains("cannot read the playlist"), missing.stderr)

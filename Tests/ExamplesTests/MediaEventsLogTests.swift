@@ -104,13 +104,20 @@ final class MediaEventsLogTests: XCTestCase {
         XCTAssertGreaterThan(server.connectionCount, 0)
     }
 
-    func testLog_whenUsageError_exitsTwo() throws {
-        for arguments in [["log", "--bogus"], ["log", "--dispatch", "sideways"], ["log", "--only", "NoSuchEvent"],
-                          ["log", "--limit", "-1"], ["frobnicate"], []] {
+    /// One line saying what is wrong and where the help is, not the whole help.
+    func testLog_whenUsageError_exitsTwoWithOneLine() throws {
+        let cases: [([String], String)] = [
+            (["log", "--bogus"], "log "), (["log", "--dispatch", "sideways"], "log "),
+            (["log", "--only", "NoSuchEvent"], "log "), (["log", "--only", ""], "log "),
+            (["log", "--limit", "-1"], "log "), (["log", "--open-timeout", "0"], "log "),
+            (["probe"], "probe "), (["events", "x"], "events "), (["frobnicate"], ""), ([], ""),
+        ]
+        for (arguments, command) in cases {
             let result = try runProgram("media-events", arguments, timeout: 30)
             XCTAssertEqual(result.status, 2, "\(arguments): \(result.stderr)")
+            XCTAssertEqual(result.stderrLines.count, 1, "\(arguments): \(result.stderr)")
             XCTAssertTrue(result.stderr.hasPrefix("media-events: "), "\(arguments): \(result.stderr)")
-            XCTAssertTrue(result.stderr.contains("usage:"), "\(arguments)")
+            XCTAssertTrue(result.stderr.hasSuffix("; try 'media-events \(command)--help'\n"), "\(arguments): \(result.stderr)")
             XCTAssertEqual(result.stdout, "")
         }
     }

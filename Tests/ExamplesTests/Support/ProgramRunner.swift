@@ -61,17 +61,30 @@ final class RunningProgram: @unchecked Sendable {
     private let ended = DispatchSemaphore(value: 0)
     private let pipesClosed = DispatchSemaphore(value: 0)
 
-    init(_ name: String, _ arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: try productPath(name))
-        process.arguments = arguments
+    /// Starts `name`; its standard output goes to `standardOutput` when given (such as
+    /// /dev/full), otherwise to a pipe read into `stdout`.
+    /// With `shellScript`, `/bin/sh -c shellScript PROGRAM arguments…` runs instead: the way to
+    /// give the program arguments that are not UTF-8 (`Process` takes Strings only).
+    init(_ name: String, _ arguments: [String], standardOutput: FileHandle? = nil, shellScript: String? = nil) throws {
+        if let shellScript {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", shellScript, try productPath(name)] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: try productPath(name))
+            process.arguments = arguments
+        }
         let out = Pipe(), err = Pipe()
-        process.standardOutput = out
+        process.standardOutput = standardOutput ?? out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
         let ended = ended
         process.terminationHandler = { _ in ended.signal() }
         try process.run()
-        read(out.fileHandleForReading, isStdout: true)
+        if standardOutput == nil {
+            read(out.fileHandleForReading, isStdout: true)
+        } else {
+            state.withLock { $0.openPipes -= 1 }
+        }
         read(err.fileHandleForReading, isStdout: false)
     }
 
@@ -135,6 +148,34 @@ final class RunningProgram: @unchecked Sendable {
 }
 
 /// Runs `name` with `arguments` to its end, killing it after `timeout` seconds (a failure).
-func runProgram(_ name: String, _ arguments: [String], timeout: Double = 90) throws -> ProgramResult {
-    try RunningProgram(name, arguments).finish(timeout: timeout)
+func runProgram(_ name: String, _ arguments: [String], timeout: Double = 90,
+                standardOutput: FileHandle? = nil) throws -> ProgramResult {
+    try RunningProgram(name, arguments, standardOutput: standardOutput).finish(timeout: timeout)
+}
+
+/// Runs `name` with its standard output into a pipe, reads `lines` lines from it and closes
+/// the pipe, as `… | head -3` does; returns how the program ended and the seconds it took to
+/// end after the close. Kills it after `timeout` seconds (a failure).
+func runClosingOutputEarly(_ name: String, _ arguments: [String], afterLines lines: Int,
+                           timeout: Double = 30) throws -> (result: ProgramResult, secondsAfterClose: Double) {
+    let out = Pipe()
+    let program = try RunningProgram(name, arguments, standardOutput: out.fileHandleForWriting)
+    // The child has its copy: without closing ours, the pipe never breaks.
+    try out.fileHandleForWriting.close()
+    let fd = out.fileHandleForReading.fileDescriptor
+    var text = Data()
+    let deadline = Date().addingTimeInterval(timeout)
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while text.filter({ $0 == UInt8(ascii: "\n") }).count < lines && Date() < deadline {
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, 100) > 0 else { continue }
+        let count = read(fd, &buffer, buffer.count)
+        if count <= 0 { break }
+        text.append(contentsOf: buffer[0..<count])
+    }
+    try out.fileHandleForReading.close()
+    let closed = Date()
+    let result = try program.finish(timeout: max(1, deadline.timeIntervalSinceNow))
+    return (ProgramResult(status: result.status, stdout: String(decoding: text, as: UTF8.self), stderr: result.stderr),
+            Date().timeIntervalSince(closed))
 }
