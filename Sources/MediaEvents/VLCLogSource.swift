@@ -284,9 +284,6 @@ final class NativeLogger: Sendable {
     let logger: NativePointer
     private let router: LogRouter
     private let phase = Atomic<Int>(Phase.idle.rawValue)
-    /// The thread inside `libvlc_log_set`: libvlc logs from inside it (its version banner), so
-    /// a handler may subscribe again on that very thread, which must not wait for itself.
-    private let installingThread = Atomic<UInt>(0)
     /// Identifies this logger in `finishedCounts`.
     let id: Int
 
@@ -308,23 +305,18 @@ final class NativeLogger: Sendable {
         id = Self.nextID.wrappingAdd(1, ordering: .relaxed).oldValue
     }
 
-    /// Calls `libvlc_log_set` unless that was done already. Callers racing the first install
-    /// wait until it is complete (except on the installing thread itself).
+    /// Calls `libvlc_log_set` unless that was done already.
+    ///
+    /// A caller that races the first install does not wait for it: libvlc logs from inside
+    /// `libvlc_log_set` (its version banner), and a handler of that banner running on a
+    /// synchronous queue may subscribe while the installing thread waits for that queue. Such
+    /// a caller may miss the messages logged before the install takes effect (once per
+    /// instance, a matter of microseconds).
     func installIfNeeded() {
-        let current = phase.load(ordering: .acquiring)
-        if current == Phase.installed.rawValue || current == Phase.ended.rawValue { return }
-        if phase.compareExchange(expected: Phase.idle.rawValue, desired: Phase.installing.rawValue,
-                                 ordering: .acquiringAndReleasing).exchanged {
-            installingThread.store(currentThread(), ordering: .relaxed)
-            mel_logger_install(logger.raw, instance.raw)
-            installingThread.store(0, ordering: .relaxed)
-            phase.store(Phase.installed.rawValue, ordering: .releasing)
-            return
-        }
-        if installingThread.load(ordering: .relaxed) == currentThread() { return }
-        while phase.load(ordering: .acquiring) == Phase.installing.rawValue {
-            sched_yield()
-        }
+        guard phase.compareExchange(expected: Phase.idle.rawValue, desired: Phase.installing.rawValue,
+                                    ordering: .acquiringAndReleasing).exchanged else { return }
+        mel_logger_install(logger.raw, instance.raw)
+        phase.store(Phase.installed.rawValue, ordering: .releasing)
     }
 
     /// Ends a logger that was never installed: releases at once and returns `true`.

@@ -137,7 +137,7 @@ final class FailureCauseTests: XCTestCase {
             solo[input] = try Self.run(input, marker: "alone\(input.rawValue)m", library: library).end?.cause?.errors.count ?? 0
         }
         let soloCounts = solo
-        for round in 0..<4 {
+        for round in 0..<12 {
             let outcomes = Recorder<Outcome>()
             let failures = Recorder<String>()
             startThreads(count: 8, timeout: 60, name: "failing players") { index in
