@@ -125,6 +125,13 @@ public final class VLCLogSource: Sendable {
             .first(timeout: timeout, describing: "a log message of level \(minimumLevel) or above") { _ in true }
     }
 
+    /// Sends `text` through the C log callback as a message of `level` logged on the calling
+    /// thread, as libvlc would but without libvlc's own cost: what the benchmark measures.
+    @_spi(Benchmarks)
+    public func _logThroughCallback(_ level: LogLevel, _ text: UnsafePointer<CChar>) {
+        mel_logger_log_text_for_testing(native.logger.raw, level.libvlcLevel, text)
+    }
+
     /// The levels formatted now (someone listens at them), for tests and diagnostics.
     var formattedLevels: Set<LogLevel> {
         let mask = mel_logger_mask(native.logger.raw)
