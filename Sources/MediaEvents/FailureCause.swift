@@ -24,6 +24,7 @@ public struct PlaybackEnd: VLCEvent, Hashable {
         /// The input failed (`MediaPlayerEncounteredError`).
         case encounteredError
 
+        /// The player event type this end stands for.
         public var nativeType: Int32 {
             switch self {
             case .endReached: Int32(libvlc_MediaPlayerEndReached.rawValue)
@@ -31,6 +32,7 @@ public struct PlaybackEnd: VLCEvent, Hashable {
             }
         }
 
+        /// The kind's position among the two kinds.
         public var index: Int { rawValue }
     }
 
@@ -40,6 +42,7 @@ public struct PlaybackEnd: VLCEvent, Hashable {
     /// none were logged on its thread, or the recorder did not see the input's `Opening`.
     public let cause: FailureCause?
 
+    /// The end's name and its cause's texts, for logs.
     public var description: String {
         "\(name) cause=\(cause.map { "\"\($0.errors.map(\.text).joined(separator: " | "))\"" } ?? "nil")"
     }

@@ -53,8 +53,10 @@ public enum LogLevel: Int, VLCEventKind, Comparable {
         }
     }
 
+    /// The level's name, as `name`.
     public var description: String { name }
 
+    /// Whether `lhs` is less severe than `rhs`.
     public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// This level and the more severe ones.
