@@ -22,11 +22,13 @@ let package = Package(
             pkgConfig: "libvlc",
             providers: [.apt(["libvlc-dev"])]
         ),
-        .target(name: "MediaEvents", dependencies: ["CLibVLC"]),
+        // The libvlc log callback (a C va_list callback Swift cannot write), used by VLCLogSource.
+        .target(name: "CLibVLCLog", dependencies: ["CLibVLC"]),
+        .target(name: "MediaEvents", dependencies: ["CLibVLC", "CLibVLCLog"]),
         .target(name: "CVLCTestSupport", dependencies: ["CLibVLC"], path: "Tests/CVLCTestSupport"),
         .testTarget(
             name: "MediaEventsTests",
-            dependencies: ["MediaEvents", "CLibVLC", "CVLCTestSupport"],
+            dependencies: ["MediaEvents", "CLibVLC", "CLibVLCLog", "CVLCTestSupport"],
             exclude: ["Support/README.md"]
         ),
         .target(name: "ExampleSupport", dependencies: ["MediaEvents"], path: "Examples/Shared"),

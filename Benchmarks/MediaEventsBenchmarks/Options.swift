@@ -20,6 +20,8 @@ struct Options {
     /// Print the results as the README's Markdown table.
     var markdown = false
     var quick = false
+    /// Measure only the cost per log message (`--log-cost`).
+    var logCostOnly = false
     /// Run only the throughput variants with these labels, e.g. ["(a)", "(b)"] (for profiling).
     var only: [String]?
 
@@ -31,6 +33,7 @@ struct Options {
           --markdown   print the results as a Markdown table with machine and date
           --only V,W   run only these throughput variants (a0, a, b, c, d, e), e.g. under perf
           --cycles N   player create/observe/teardown cycles measured (default 10000)
+          --log-cost   measure only the cost per log message, with and without a listener
         """
 
     static func parse(_ arguments: [String]) -> Options {
@@ -51,6 +54,7 @@ struct Options {
             case "--runs": explicitRuns = number(after: argument)
             case "--cycles": explicitCycles = number(after: argument)
             case "--quick": options.quick = true
+            case "--log-cost": options.logCostOnly = true
             case "--markdown": options.markdown = true
             case "--only":
                 guard let label = rest.popFirst() else { fail("--only needs a variant label") }

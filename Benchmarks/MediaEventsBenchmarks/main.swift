@@ -5,6 +5,16 @@ import Foundation
 import MediaEvents
 
 let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
+if options.logCostOnly {
+    do {
+        print(LogCostBench.text(try LogCostBench.measure(messages: options.events, runs: options.runs),
+                                messages: options.events))
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("MediaEventsBenchmarks: \(error)\n".utf8))
+        exit(1)
+    }
+}
 let bench: ThroughputBench
 do {
     bench = try ThroughputBench()

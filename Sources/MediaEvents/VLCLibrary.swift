@@ -5,7 +5,9 @@ import Glibc
 /// A libvlc instance. Create one per process and share it between players and media.
 public final class VLCLibrary: Sendable {
     /// Arguments that let libvlc run with no display and no sound card: dummy audio and
-    /// video outputs, no interface, no messages on stderr.
+    /// video outputs, no interface, no messages on stderr. `--quiet` silences only libvlc's
+    /// stderr logger: `logs` still receives every message (measured on 3.0.24: the same
+    /// messages with `--quiet`, without it and with `--verbose=2`).
     public static let headlessArguments = [
         "--quiet", "--intf=dummy", "--aout=adummy", "--vout=dummy", "--no-video-title-show",
         "--no-stats", "--no-snapshot-preview",
@@ -29,13 +31,21 @@ public final class VLCLibrary: Sendable {
     public let arguments: [String]
     /// The instance's one VLM, opened by the first `VLCVLM` of this library.
     let sharedVLM = SharedVLM()
+    /// libvlc's log messages: subscribe with `logs.observe(minimumLevel:…)` or
+    /// `logs.events(minimumLevel:…)`; `FailureCauseRecorder` ties error messages to a
+    /// player's failures.
+    public let logs: VLCLogSource
 
     /// Starts libvlc.
     ///
-    /// - Parameter arguments: libvlc command-line options; the default runs headless.
+    /// - Parameters:
+    ///   - arguments: libvlc command-line options; the default runs headless.
+    ///   - logsConfiguration: how `logs` handlers are dispatched; `nil` uses
+    ///     `VLCLibrary.sharedEventsConfiguration` as it is now.
     /// - Throws: `VLCError.libraryInitializationFailed` when libvlc refuses the arguments or
     ///   cannot load its plugins.
-    public init(arguments: [String] = VLCLibrary.headlessArguments) throws {
+    public init(arguments: [String] = VLCLibrary.headlessArguments,
+                logsConfiguration: (any EventsConfiguring)? = nil) throws {
         var cStrings = arguments.map { strdup($0) }
         defer { cStrings.forEach { free($0) } }
         let instance = cStrings.withUnsafeMutableBufferPointer { buffer in
@@ -50,6 +60,7 @@ public final class VLCLibrary: Sendable {
         }
         native = NativePointer(raw: instance)
         self.arguments = arguments
+        logs = VLCLogSource(instance: instance, configuration: logsConfiguration ?? VLCLibrary.sharedEventsConfiguration)
     }
 
     /// Waits until every wrapper already gone has been detached and released in libvlc.
@@ -80,6 +91,8 @@ public final class VLCLibrary: Sendable {
     public static var version: String { String(cString: libvlc_get_version()) }
 
     deinit {
+        // Not the last reference once the log callback was installed: `logs` holds its own
+        // until it has unset the callback on a MediaEvents queue.
         libvlc_release(native.raw)
     }
 }

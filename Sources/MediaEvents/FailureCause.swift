@@ -1,0 +1,202 @@
+import CLibVLC
+import Dispatch
+
+/// The error messages libvlc logged for one input of a player, as the reason it failed.
+public struct FailureCause: Sendable, Hashable, CustomStringConvertible {
+    /// The error-level messages logged on the input's thread between its `Opening` and its
+    /// end, oldest first; never empty.
+    public let errors: [LogMessage]
+    /// The input's thread, on which libvlc sent `Opening`, logged `errors` and sent the end.
+    public let threadID: UInt
+
+    /// The texts of `errors`, one per line.
+    public var description: String { errors.map(\.text).joined(separator: "\n") }
+}
+
+/// How one input of a player ended, with the messages that explain it: what a
+/// `FailureCauseRecorder` delivers.
+public struct PlaybackEnd: VLCEvent, Hashable {
+    /// The two ends of an input that a recorder reports.
+    public enum Kind: Int, VLCEventKind {
+        /// The input played to its end (`MediaPlayerEndReached`); libvlc may still have logged
+        /// errors (a directory, a file it could only partly decode).
+        case endReached
+        /// The input failed (`MediaPlayerEncounteredError`).
+        case encounteredError
+
+        /// The player event type this end stands for.
+        public var nativeType: Int32 {
+            switch self {
+            case .endReached: Int32(libvlc_MediaPlayerEndReached.rawValue)
+            case .encounteredError: Int32(libvlc_MediaPlayerEncounteredError.rawValue)
+            }
+        }
+
+        /// The kind's position among the two kinds.
+        public var index: Int { rawValue }
+    }
+
+    /// Which end.
+    public let kind: Kind
+    /// The errors libvlc logged for this input, or `nil` when none can be associated with it:
+    /// none were logged on its thread, or the recorder did not see the input's `Opening`.
+    public let cause: FailureCause?
+
+    /// The end's name and its cause's texts, for logs.
+    public var description: String {
+        "\(name) cause=\(cause.map { "\"\($0.errors.map(\.text).joined(separator: " | "))\"" } ?? "nil")"
+    }
+}
+
+/// Attaches to each end of a player's input the error messages libvlc logged for that input:
+/// the cause of an `EncounteredError`.
+///
+/// ```swift
+/// let causes = FailureCauseRecorder(player: player)
+/// let end = try await causes.waitFor(.encounteredError, .endReached, timeout: .seconds(10)) {
+///     player.play()
+/// }
+/// print(end.cause?.description ?? "no cause logged")
+/// // cannot open file /tmp/x.wav (No such file or directory) …
+/// ```
+///
+/// **The association.** libvlc 3 runs each input of a player on a thread of its own, and
+/// sends that player's `Opening`, `EncounteredError` and `EndReached` from that thread (measured
+/// on 3.0.24 for a missing file, an empty file, a directory, a closed port, an unsupported
+/// scheme and corrupt files). The recorder listens to the player's event manager itself, so it
+/// sees on which thread `Opening` arrives, and keeps the error-level messages logged on that
+/// thread until the input's end. Nothing is guessed from the text.
+///
+/// **What it cannot do.** `libvlc_log_get_object` names only the object that logged (its type
+/// and address), not its parent, so messages cannot be tied to a player by object. Messages
+/// logged on other threads (decoders, audio and video outputs, the preparser) are never part
+/// of a cause, even when they concern this input. A parse failure has no cause: libvlc 3 makes
+/// the preparser's input quiet, and it logs nothing (measured: no error or warning for a missing
+/// or an empty file). An input whose `Opening` the recorder did not see (it was created after
+/// `play()`), or whose end comes from another thread, gets `cause: nil`, as does an input that
+/// logged no error. A `stop()` ends an input without a `PlaybackEnd`.
+///
+/// Events are dispatched as the player's `configuration` says. The recorder keeps the
+/// library's log callback installed with error messages formatted while it exists.
+public final class FailureCauseRecorder: VLCEventSource {
+    /// The subscribers of this recorder.
+    public let eventHub = EventHub<PlaybackEnd>()
+    /// How the recorder's events are dispatched: the player's configuration.
+    public let configuration: any EventsConfiguring
+    private let player: NativePointer
+    private let logs: VLCLogSource
+    private let tracker: InputTracker
+
+    /// Starts recording the causes of `player`'s failures. Create it before `play()`: an input
+    /// already running when it is created gets `cause: nil`.
+    public init(player: VLCMediaPlayer) {
+        configuration = player.configuration
+        logs = player.library.logs
+        tracker = InputTracker(router: logs.router)
+        // A reference of its own: the listeners are detached from the player's event manager
+        // on the teardown queue, after the player wrapper may be gone.
+        libvlc_media_player_retain(player.native.raw)
+        self.player = player.native
+        logs.startCapturing()
+        let handler = EventsHandler(object: self, configuration: configuration, companion: tracker)
+        let table = NativeEventTable(
+            manager: libvlc_media_player_event_manager(player.native.raw),
+            types: [libvlc_MediaPlayerOpening, libvlc_MediaPlayerStopped, libvlc_MediaPlayerEndReached,
+                    libvlc_MediaPlayerEncounteredError].map { Int32($0.rawValue) },
+            callback: recorderCallback, handler: handler)
+        eventHub.bind(table)
+        // At once: the next Opening must be seen whether or not anyone subscribed yet.
+        table.attachIfNeeded()
+    }
+
+    deinit {
+        let table = eventHub.finish()
+        tracker.inputGone()
+        logs.stopCapturing()
+        let player = player
+        // The last release of the player may stop it (joining its input thread): never on a
+        // libvlc thread.
+        ServiceQueues.teardown.async(group: ServiceQueues.pendingTeardowns) {
+            table?.detachAll()
+            libvlc_media_player_release(player.raw)
+        }
+    }
+}
+
+/// The input a recorder's player runs now: its thread and the errors logged on it. Updated on
+/// libvlc's threads, inside the recorder's native callback and the log callback.
+final class InputTracker: Sendable {
+    private struct State {
+        var thread: UInt?
+        var errors: [LogMessage] = []
+    }
+
+    private let router: LogRouter
+    private let state = Protected(State())
+
+    init(router: LogRouter) {
+        self.router = router
+    }
+
+    /// A new input opens on `thread` (the calling thread).
+    func inputOpening(on thread: UInt) {
+        let previous = state.withLock { state -> UInt? in
+            defer { state = State(thread: thread) }
+            return state.thread
+        }
+        if let previous, previous != thread { router.unregister(self, for: previous) }
+        router.register(self, for: thread)
+    }
+
+    /// An error message logged on the input's thread.
+    func record(_ message: LogMessage) {
+        state.withLock { state in
+            if state.thread == message.threadID { state.errors.append(message) }
+        }
+    }
+
+    /// The input ended on `thread`: its cause, if the end belongs to the input seen opening.
+    func inputEnded(on thread: UInt) -> FailureCause? {
+        let (input, errors) = state.withLock { state -> (UInt?, [LogMessage]) in
+            defer { state = State() }
+            return (state.thread, state.errors)
+        }
+        guard let input else { return nil }
+        router.unregister(self, for: input)
+        guard input == thread, !errors.isEmpty else { return nil }
+        return FailureCause(errors: errors, threadID: thread)
+    }
+
+    /// The input is gone (stopped, or the recorder ends): its thread may be reused.
+    func inputGone() {
+        let input = state.withLock { state -> UInt? in
+            defer { state = State() }
+            return state.thread
+        }
+        if let input { router.unregister(self, for: input) }
+    }
+}
+
+private let recorderCallback: libvlc_callback_t = { event, userData in
+    guard let event, let userData else { return }
+    // Borrowed without a retain: the native event table holds the handler until detached.
+    Unmanaged<EventsHandler<FailureCauseRecorder>>.fromOpaque(userData)._withUnsafeGuaranteedRef { handler in
+        let tracker = unsafeDowncast(handler.companion.unsafelyUnwrapped, to: InputTracker.self)
+        let kind: PlaybackEnd.Kind
+        switch UInt32(bitPattern: event.pointee.type) {
+        case libvlc_MediaPlayerOpening.rawValue:
+            tracker.inputOpening(on: currentThread())
+            return
+        case libvlc_MediaPlayerStopped.rawValue:
+            // Sent from the input's thread or from inside stop() on the control queue; either
+            // way the input thread is finished (or about to be) and its identity may be reused.
+            tracker.inputGone()
+            return
+        case libvlc_MediaPlayerEndReached.rawValue: kind = .endReached
+        case libvlc_MediaPlayerEncounteredError.rawValue: kind = .encounteredError
+        default: return
+        }
+        let end = PlaybackEnd(kind: kind, cause: tracker.inputEnded(on: currentThread()))
+        handler.handle(end) { recorder, end in recorder.eventHub.publish(end) }
+    }
+}
