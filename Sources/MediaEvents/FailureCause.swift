@@ -104,9 +104,8 @@ public final class FailureCauseRecorder: VLCEventSource {
             types: [libvlc_MediaPlayerOpening, libvlc_MediaPlayerStopped, libvlc_MediaPlayerEndReached,
                     libvlc_MediaPlayerEncounteredError].map { Int32($0.rawValue) },
             callback: recorderCallback, handler: handler)
-        eventHub.bind(table)
         // At once: the next Opening must be seen whether or not anyone subscribed yet.
-        table.attachIfNeeded()
+        eventHub.bind(table, attachNow: true)
     }
 
     deinit {
@@ -116,7 +115,7 @@ public final class FailureCauseRecorder: VLCEventSource {
         let player = player
         // The last release of the player may stop it (joining its input thread): never on a
         // libvlc thread.
-        ServiceQueues.teardown.async(group: ServiceQueues.pendingTeardowns) {
+        ServiceQueues.pendingTeardowns.async(on: ServiceQueues.teardown) {
             table?.detachAll()
             libvlc_media_player_release(player.raw)
         }
@@ -197,6 +196,6 @@ private let recorderCallback: libvlc_callback_t = { event, userData in
         default: return
         }
         let end = PlaybackEnd(kind: kind, cause: tracker.inputEnded(on: currentThread()))
-        handler.handle(end) { recorder, end in recorder.eventHub.publish(end) }
+        handler.handle(end, sender: 0) { recorder, end in recorder.eventHub.publish(end) }
     }
 }

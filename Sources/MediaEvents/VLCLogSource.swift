@@ -47,7 +47,7 @@ public final class VLCLogSource: Sendable {
         if native.endIfNeverInstalled() { return }
         // This may be any thread, one inside a log callback included (through a handler that
         // drops the last reference to the library): libvlc_log_unset would wait for itself.
-        ServiceQueues.teardown.async(group: ServiceQueues.pendingTeardowns) {
+        ServiceQueues.pendingTeardowns.async(on: ServiceQueues.teardown) {
             native.tearDown()
         }
     }
@@ -77,7 +77,7 @@ public final class VLCLogSource: Sendable {
     ) -> EventSubscription {
         let sink = ClosureSink(mask: KindMask(minimumLevel.andAbove), handler: handler, completion: onCompletion)
         if !eventHub.add(sink) {
-            sink.finish()
+            if let work = sink.finish(lastEvent: nil) { ServiceQueues.pendingTeardowns.async(on: ServiceQueues.release, work) }
         } else {
             startListening(sink, at: minimumLevel)
         }
@@ -109,7 +109,7 @@ public final class VLCLogSource: Sendable {
         -> EventStream<LogMessage> {
         let sink = EventStreamSink(mask: KindMask(minimumLevel.andAbove), policy: buffering, hub: eventHub)
         if !eventHub.add(sink) {
-            sink.finish()
+            sink.finishNow()
         } else {
             startListening(sink, at: minimumLevel)
         }
@@ -247,7 +247,7 @@ final class LogRouter: @unchecked Sendable {
             inputs.withLock { $0[message.threadID]?.tracker }?.record(message)
         }
         if publish, let handler {
-            handler.handle(message) { source, message in
+            handler.handle(message, sender: 0) { source, message in
                 source.eventHub.publish(message)
                 source.pruneListenersIfNeeded()
             }

@@ -1,0 +1,456 @@
+import Foundation
+import Glibc
+@testable import MediaEvents
+import XCTest
+
+/// Every public member of every object, called from inside the handler of every event that
+/// real media provoke here, in every configuration, each call watched by a deadline.
+///
+/// The matrix is generated from two tables: `MatrixMember.all` (what is called) and
+/// `MatrixScenario` (what provokes events: playback, a playlist parse, list edits, a list
+/// player). A new member or event joins it by one line. In each run, the first event of each
+/// kind from each object calls every member once, in order, perturbing ones included (a
+/// `stop()` from `Opening` ends that playback early; coverage is what the run reached, and
+/// the cells that matter most are required below). A second pass drops every reference of
+/// the world from the first event of each kind. A call that does not return within
+/// `MatrixWatchdog.limit` ends the process with the cell's name: a hang fails loudly rather
+/// than holding CI until its limit.
+final class ReentrancyMatrixTests: XCTestCase {
+    func testMatrix_whenEveryMemberIsCalledFromEveryHandler_nothingHangsOrCrashes() throws {
+        let started = Date()
+        var total = 0
+        var report: [String] = []
+        for configuration in MatrixConfiguration.allCases {
+            var cells = Set<MatrixCell>()
+            for scenario in MatrixScenario.allCases {
+                let run = try MatrixRun(scenario: scenario, configuration: configuration, dropping: nil)
+                let reached = run.execute(self)
+                cells.formUnion(reached)
+                for required in scenario.requiredCells where !reached.contains(where: { $0.member == required.member && $0.event == required.event }) {
+                    XCTFail("\(configuration) \(scenario): required cell not reached: \(required.member) from \(required.event); reached events: \(Set(reached.map(\.event)).sorted())")
+                }
+                // Dropping every reference from the first event of each kind this scenario sent.
+                for event in Set(reached.map(\.event)).sorted() {
+                    let drop = try MatrixRun(scenario: scenario, configuration: configuration, dropping: event)
+                    let dropped = drop.execute(self)
+                    cells.formUnion(dropped)
+                }
+            }
+            total += cells.count
+            let members = Set(cells.map(\.member)).count
+            let events = Set(cells.map(\.event)).count
+            report.append("\(configuration): \(cells.count) cells (\(members) members × \(events) events reached)")
+            XCTAssertEqual(Set(cells.map(\.member)).subtracting(["drop all"]), Set(MatrixMember.all.map(\.name)),
+                           "\(configuration): members never called")
+        }
+        let seconds = Date().timeIntervalSince(started)
+        print("Re-entrancy matrix: \(total) cells in \(String(format: "%.1f", seconds)) s; " + report.joined(separator: "; "))
+    }
+}
+
+/// One call from one handler.
+struct MatrixCell: Hashable, Sendable {
+    let member: String
+    let event: String
+}
+
+enum MatrixConfiguration: String, CaseIterable, Sendable, CustomStringConvertible {
+    case inline, syncQueue, asyncQueue, syncQueueTargetingAsyncQueue, syncMain, asyncMain
+
+    var description: String { rawValue }
+
+    /// The configuration of the world's player and list player, and of its media and lists.
+    /// With a target, the media are delivered asynchronously on the queue the player's
+    /// synchronous queue targets: the case where one mark used to shadow another.
+    func make() -> (objects: any EventsConfiguring, media: any EventsConfiguring) {
+        switch self {
+        case .inline:
+            return (EventsDefaultConfiguration(), EventsDefaultConfiguration())
+        case .syncQueue:
+            let queue = EventsQueueConfiguration(queue: DispatchQueue(label: "matrix.sync"), isAsync: false)
+            return (queue, queue)
+        case .asyncQueue:
+            let queue = EventsQueueConfiguration(queue: DispatchQueue(label: "matrix.async"), isAsync: true)
+            return (queue, queue)
+        case .syncQueueTargetingAsyncQueue:
+            let base = DispatchQueue(label: "matrix.base")
+            let top = DispatchQueue(label: "matrix.top", target: base)
+            return (EventsQueueConfiguration(queue: top, isAsync: false),
+                    EventsQueueConfiguration(queue: base, isAsync: true))
+        case .syncMain:
+            let main = EventsQueueConfiguration(queue: .main, isAsync: false)
+            return (main, main)
+        case .asyncMain:
+            return (EventsLegacyConfiguration(), EventsLegacyConfiguration())
+        }
+    }
+}
+
+/// The objects one run plays with, reachable from every handler; each can be dropped.
+final class MatrixWorld: Sendable {
+    let library: VLCLibrary
+    let spare: URL
+    let objects: any EventsConfiguring
+    let mediaConfiguration: any EventsConfiguring
+    let player: Box<VLCMediaPlayer>
+    let media: Box<VLCMedia>
+    let list: Box<VLCMediaList>
+    let listPlayer: Box<VLCMediaListPlayer>
+    /// Subscriptions made by members, and tasks they started, settled at the end of the run.
+    let tokens = Locked<[EventSubscription]>([])
+    let tasks = Locked<[Task<Void, Never>]>([])
+    /// Completions and `.freed` deliveries: whether each ran on the release queue.
+    let completionsOffReleaseQueue = Locked<[String]>([])
+
+    init(library: VLCLibrary, spare: URL, configuration: MatrixConfiguration) {
+        self.library = library
+        self.spare = spare
+        (objects, mediaConfiguration) = configuration.make()
+        player = Box(nil)
+        media = Box(nil)
+        list = Box(nil)
+        listPlayer = Box(nil)
+    }
+
+    func makeMedia(_ url: URL) -> VLCMedia {
+        VLCMedia(url: url, library: library, configuration: mediaConfiguration)
+    }
+
+    /// Starts `body` as a task; the run waits for it (with a deadline) before it ends.
+    func start(_ body: @escaping @Sendable () async -> Void) {
+        tasks.withLock { $0.append(Task { await body() }) }
+    }
+
+    func dropAll() {
+        player.current?.media = nil
+        listPlayer.clear()
+        player.clear()
+        list.clear()
+        media.clear()
+    }
+}
+
+/// What a matrix run calls from its handlers.
+struct MatrixMember: Sendable {
+    let name: String
+    let call: @Sendable (MatrixWorld) -> Void
+
+    init(_ name: String, _ call: @escaping @Sendable (MatrixWorld) -> Void) {
+        self.name = name
+        self.call = call
+    }
+
+    static let all: [MatrixMember] = player + media + list + listPlayer + library
+
+    static let player: [MatrixMember] = [
+        .init("player.media") { _ = $0.player.current?.media },
+        .init("player.state") { _ = $0.player.current?.state },
+        .init("player.isPlaying") { _ = $0.player.current?.isPlaying },
+        .init("player.isSeekable") { _ = $0.player.current?.isSeekable },
+        .init("player.isPausable") { _ = $0.player.current?.isPausable },
+        .init("player.time") { _ = $0.player.current?.time },
+        .init("player.position") { _ = $0.player.current?.position },
+        .init("player.length") { _ = $0.player.current?.length },
+        .init("player.volume") { _ = $0.player.current?.volume },
+        .init("player.isMuted") { _ = $0.player.current?.isMuted },
+        .init("player.observe+cancel") { $0.player.current?.observe { _ in }.cancel() },
+        .init("player.events+cancel") { $0.player.current?.events().cancel() },
+        .init("player.observe kept") { world in
+            if let token = world.player.current?.observe(onCompletion: {
+                if !ServiceQueues.isOnReleaseQueue { world.completionsOffReleaseQueue.withLock { $0.append("player") } }
+            }, handler: { _ in }) {
+                world.tokens.withLock { $0.append(token) }
+            }
+        },
+        .init("player.time = 0") { $0.player.current?.time = 0 },
+        .init("player.position = 0.1") { $0.player.current?.position = 0.1 },
+        .init("player.volume = 80") { $0.player.current?.volume = 80 },
+        .init("player.isMuted = false") { $0.player.current?.isMuted = false },
+        .init("player.pause") { $0.player.current?.pause() },
+        .init("player.resume") { $0.player.current?.resume() },
+        .init("player.waitForPendingControls") { world in
+            guard let player = world.player.current else { return }
+            world.start { await player.waitForPendingControls() }
+        },
+        .init("player.stop") { $0.player.current?.stop() },
+        .init("player.play") { $0.player.current?.play() },
+        .init("player.media = spare") { world in world.player.current?.media = world.makeMedia(world.spare) },
+        .init("player.playAndWait") { world in
+            guard let player = world.player.current else { return }
+            world.start { await player.playAndWait() }
+        },
+        .init("player.stopAndWait") { world in
+            guard let player = world.player.current else { return }
+            world.start { await player.stopAndWait() }
+        },
+    ]
+
+    static let media: [MatrixMember] = [
+        .init("media.mrl") { _ = $0.media.current?.mrl },
+        .init("media.duration") { _ = $0.media.current?.duration },
+        .init("media.state") { _ = $0.media.current?.state },
+        .init("media.parsedStatus") { _ = $0.media.current?.parsedStatus },
+        .init("media.meta") { _ = $0.media.current?.meta(.title) },
+        .init("media.setMeta") { $0.media.current?.setMeta(.description, "matrix") },
+        .init("media.tracks") { _ = $0.media.current?.tracks },
+        .init("media.subItems") { _ = $0.media.current?.subItems },
+        .init("media.subItemList.count") { _ = $0.media.current?.subItemList.count },
+        .init("media.observe+cancel") { $0.media.current?.observe { _ in }.cancel() },
+        .init("media.events+cancel") { $0.media.current?.events().cancel() },
+        .init("media.observe kept") { world in
+            if let token = world.media.current?.observe(.freed, onCompletion: {
+                if !ServiceQueues.isOnReleaseQueue { world.completionsOffReleaseQueue.withLock { $0.append("media") } }
+            }, handler: { _ in
+                if !ServiceQueues.isOnReleaseQueue { world.completionsOffReleaseQueue.withLock { $0.append("media .freed") } }
+            }) {
+                world.tokens.withLock { $0.append(token) }
+            }
+        },
+        .init("media.stopParsing") { $0.media.current?.stopParsing() },
+        .init("media.parse") { world in
+            guard let media = world.media.current else { return }
+            world.start { _ = try? await media.parse(timeout: .seconds(5)) }
+        },
+    ]
+
+    static let list: [MatrixMember] = [
+        .init("list.count") { _ = $0.list.current?.count },
+        .init("list.items") { _ = $0.list.current?.items },
+        .init("list.media(at:)") { _ = $0.list.current?.media(at: 0) },
+        .init("list.index(of:)") { world in
+            if let media = world.media.current { _ = world.list.current?.index(of: media) }
+        },
+        .init("list.observe+cancel") { $0.list.current?.observe { _ in }.cancel() },
+        .init("list.events+cancel") { $0.list.current?.events().cancel() },
+        .init("list.waitForPendingEdits") { _ = $0.list.current?.waitForPendingEdits() },
+        .init("list.pendingEditsApplied") { world in
+            guard let list = world.list.current else { return }
+            world.start { await list.pendingEditsApplied() }
+        },
+        .init("list.append") { world in world.list.current?.append(world.makeMedia(world.spare)) },
+        .init("list.insert") { world in world.list.current?.insert(world.makeMedia(world.spare), at: 0) },
+        .init("list.remove") { $0.list.current?.remove(at: 0) },
+    ]
+
+    static let listPlayer: [MatrixMember] = [
+        .init("listPlayer.state") { _ = $0.listPlayer.current?.state },
+        .init("listPlayer.isPlaying") { _ = $0.listPlayer.current?.isPlaying },
+        .init("listPlayer.mediaList") { _ = $0.listPlayer.current?.mediaList },
+        .init("listPlayer.playbackMode") { _ = $0.listPlayer.current?.playbackMode },
+        .init("listPlayer.mediaPlayer.media") { _ = $0.listPlayer.current?.mediaPlayer.media },
+        .init("listPlayer.observe+cancel") { $0.listPlayer.current?.observe { _ in }.cancel() },
+        .init("listPlayer.playbackMode = default") { $0.listPlayer.current?.playbackMode = .default },
+        .init("listPlayer.pause") { $0.listPlayer.current?.pause() },
+        .init("listPlayer.resume") { $0.listPlayer.current?.resume() },
+        .init("listPlayer.next") { $0.listPlayer.current?.next() },
+        .init("listPlayer.previous") { $0.listPlayer.current?.previous() },
+        .init("listPlayer.play(at:)") { $0.listPlayer.current?.play(at: 0) },
+        .init("listPlayer.stop") { $0.listPlayer.current?.stop() },
+        .init("listPlayer.waitForPendingControls") { world in
+            guard let listPlayer = world.listPlayer.current else { return }
+            world.start { await listPlayer.waitForPendingControls() }
+        },
+        .init("listPlayer.init(mediaPlayer:)") { world in
+            if let player = world.player.current { _ = VLCMediaListPlayer(mediaPlayer: player, configuration: world.objects) }
+        },
+    ]
+
+    static let library: [MatrixMember] = [
+        .init("VLCLibrary.version") { _ in _ = VLCLibrary.version },
+        .init("VLCLibrary.sharedEventsConfiguration") { _ in _ = VLCLibrary.sharedEventsConfiguration },
+        .init("VLCLibrary.waitForPendingTeardowns") { _ in _ = VLCLibrary.waitForPendingTeardowns(timeout: 1) },
+        .init("new VLCMedia + drop") { world in _ = world.makeMedia(world.spare) },
+        .init("new VLCMediaPlayer + drop") { world in
+            _ = VLCMediaPlayer(library: world.library, configuration: world.objects)
+        },
+    ]
+}
+
+/// What provokes the events of a run.
+enum MatrixScenario: String, CaseIterable, Sendable, CustomStringConvertible {
+    case playback, playlistParse, listEdits, listPlayer
+
+    var description: String { rawValue }
+
+    /// Cells that each configuration must reach: the send sites where libvlc holds a lock
+    /// that a naive member would take again.
+    var requiredCells: [MatrixCell] {
+        switch self {
+        case .playback:
+            // play() sends the media's MetaChanged(NowPlaying) with the player's locks held.
+            [MatrixCell(member: "player.state", event: "media MediaMetaChanged"),
+             MatrixCell(member: "player.media", event: "media MediaMetaChanged"),
+             MatrixCell(member: "player.isPlaying", event: "media MediaMetaChanged"),
+             MatrixCell(member: "player.stop", event: "player MediaPlayerOpening")]
+        case .playlistParse:
+            // The sub-item list's ItemAdded comes with that list's lock held.
+            [MatrixCell(member: "media.subItems", event: "subitems MediaListItemAdded"),
+             MatrixCell(member: "media.stopParsing", event: "media MediaSubItemAdded")]
+        case .listEdits:
+            [MatrixCell(member: "list.waitForPendingEdits", event: "list MediaListItemAdded"),
+             MatrixCell(member: "list.count", event: "list MediaListWillAddItem")]
+        case .listPlayer:
+            [MatrixCell(member: "listPlayer.state", event: "listPlayer MediaListPlayerNextItemSet")]
+        }
+    }
+}
+
+/// Ends the process when a member call does not return in time, naming the cell.
+final class MatrixWatchdog: Sendable {
+    static let shared = MatrixWatchdog()
+    static let limit: Double = 20
+
+    private let calls = Locked<[Int: (String, Date)]>([:])
+    private let nextID = Locked(0)
+
+    private init() {
+        let calls = calls
+        let thread = Thread {
+            while true {
+                Thread.sleep(forTimeInterval: 0.5)
+                let now = Date()
+                if let (cell, _) = calls.withLock({ $0.values.first { now.timeIntervalSince($0.1) > Self.limit } }) {
+                    let message = "REENTRANCY MATRIX: \(cell) did not return within \(Self.limit) s (deadlock)\n"
+                    _ = message.withCString { write(2, $0, strlen($0)) }
+                    _exit(70)
+                }
+            }
+        }
+        thread.name = "MatrixWatchdog"
+        thread.start()
+    }
+
+    func watch(_ cell: String, _ body: () -> Void) {
+        let id = nextID.withLock { id -> Int in
+            id += 1
+            return id
+        }
+        calls.withLock { $0[id] = (cell, Date()) }
+        body()
+        calls.withLock { $0[id] = nil }
+    }
+}
+
+/// One run: a world, its subscriptions, the scenario, and what was reached.
+final class MatrixRun: Sendable {
+    let scenario: MatrixScenario
+    let configuration: MatrixConfiguration
+    let dropping: String?
+    let world: MatrixWorld
+    private let reached = Locked<Set<MatrixCell>>([])
+    private let firsts = Locked<Set<String>>([])
+    private let lastEvent = Locked(Date())
+    private let inputs: [URL]
+
+    init(scenario: MatrixScenario, configuration: MatrixConfiguration, dropping: String?) throws {
+        self.scenario = scenario
+        self.configuration = configuration
+        self.dropping = dropping
+        world = MatrixWorld(library: TestLibrary.shared, spare: SharedMedia.shortWAV, configuration: configuration)
+        switch scenario {
+        case .playlistParse:
+            inputs = [try TestMedia.m3u(entries: [SharedMedia.shortWAV, SharedMedia.shortWAV, SharedMedia.shortWAV])]
+        default:
+            inputs = [SharedMedia.shortWAV]
+        }
+    }
+
+    /// Called by every handler of the run.
+    private func handle(_ source: String, _ name: String) {
+        lastEvent.withLock { $0 = Date() }
+        let event = "\(source) \(name)"
+        guard firsts.withLock({ $0.insert(event).inserted }) else { return }
+        let cell = "\(configuration) \(scenario): \(event)"
+        if let dropping {
+            guard dropping == event else { return }
+            MatrixWatchdog.shared.watch("drop all from \(cell)") { world.dropAll() }
+            reached.withLock { _ = $0.insert(MatrixCell(member: "drop all", event: event)) }
+            return
+        }
+        for member in MatrixMember.all {
+            MatrixWatchdog.shared.watch("\(member.name) from \(cell)") { member.call(world) }
+            reached.withLock { _ = $0.insert(MatrixCell(member: member.name, event: event)) }
+        }
+    }
+
+    private func subscribe<Source: VLCEventSource>(_ source: Source, as name: String) -> EventSubscription {
+        source.observe { [weak self] event in self?.handle(name, event.name) }
+    }
+
+    /// Runs the scenario until it is quiet, then tears the world down; returns the cells reached.
+    func execute(_ test: XCTestCase) -> Set<MatrixCell> {
+        var tokens: [EventSubscription] = []
+        let world = world
+        switch scenario {
+        case .playback:
+            let player = VLCMediaPlayer(library: world.library, configuration: world.objects)
+            let media = world.makeMedia(inputs[0])
+            world.player.set(player)
+            world.media.set(media)
+            tokens += [subscribe(player, as: "player"), subscribe(media, as: "media")]
+            player.media = media
+            player.play()
+        case .playlistParse:
+            let media = world.makeMedia(inputs[0])
+            world.media.set(media)
+            tokens += [subscribe(media, as: "media"), subscribe(media.subItemList, as: "subitems")]
+            world.start { _ = try? await media.parse(timeout: .seconds(5)) }
+        case .listEdits:
+            let list = VLCMediaList(library: world.library, configuration: world.mediaConfiguration)
+            let media = world.makeMedia(inputs[0])
+            world.list.set(list)
+            world.media.set(media)
+            tokens += [subscribe(list, as: "list"), subscribe(media, as: "media")]
+            list.append(media)
+            list.append(world.makeMedia(world.spare))
+            list.remove(at: 1)
+        case .listPlayer:
+            let list = VLCMediaList(media: [world.makeMedia(inputs[0]), world.makeMedia(world.spare)],
+                                    library: world.library, configuration: world.mediaConfiguration)
+            let listPlayer = VLCMediaListPlayer(library: world.library, configuration: world.objects)
+            world.list.set(list)
+            world.listPlayer.set(listPlayer)
+            world.player.set(listPlayer.mediaPlayer)
+            tokens += [subscribe(listPlayer, as: "listPlayer"), subscribe(listPlayer.mediaPlayer, as: "player"),
+                       subscribe(list, as: "list")]
+            listPlayer.mediaList = list
+            listPlayer.play()
+        }
+        // Quiet for 0.7 s, or 15 s at most; the main queue is drained meanwhile (the main
+        // configurations deliver on it, and this test runs on the main thread).
+        let deadline = Date() + 15
+        while Date() < deadline, Date().timeIntervalSince(lastEvent.withLock { $0 }) < 0.7 {
+            RunLoop.main.run(until: Date() + 0.01)
+        }
+        world.player.current?.stop()
+        world.listPlayer.current?.stop()
+        let tasks = world.tasks.withLock { $0 }
+        let settled = Locked(0)
+        for task in tasks {
+            Task {
+                await task.value
+                settled.withLock { $0 += 1 }
+            }
+        }
+        let taskDeadline = Date() + 20
+        while Date() < taskDeadline, settled.withLock({ $0 }) < tasks.count {
+            RunLoop.main.run(until: Date() + 0.01)
+        }
+        XCTAssertEqual(settled.withLock { $0 }, tasks.count, "\(configuration) \(scenario): tasks started by members did not finish")
+        tokens.forEach { $0.cancel() }
+        world.tokens.withLock { $0 = [] }
+        world.dropAll()
+        // Teardowns finish (completions run on the release queue; the main queue is drained
+        // so that the main configurations' queued deliveries can release their leases).
+        let teardownDeadline = Date() + 20
+        var tornDown = false
+        while Date() < teardownDeadline, !tornDown {
+            RunLoop.main.run(until: Date() + 0.01)
+            tornDown = VLCLibrary.waitForPendingTeardowns(timeout: 0.05)
+        }
+        XCTAssertTrue(tornDown, "\(configuration) \(scenario) dropping \(dropping ?? "-"): teardowns did not finish")
+        XCTAssertEqual(world.completionsOffReleaseQueue.withLock { $0 }, [],
+                       "\(configuration) \(scenario): completions or .freed ran off the release queue")
+        return reached.withLock { $0 }
+    }
+}
