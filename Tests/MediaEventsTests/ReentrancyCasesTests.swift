@@ -1,0 +1,642 @@
+import CLibVLC
+import Foundation
+import Glibc
+@_spi(Benchmarks) @testable import MediaEvents
+import Synchronization
+import XCTest
+
+/// One test per re-entrancy case the library once got wrong (a trap, a deadlock, a late
+/// delivery, a wait that never ended, a teardown on libvlc's thread). Each one fails on the
+/// code that had the bug and checks exactly the guarantee the documentation states; every
+/// test that could hang runs under a deadline, and races run on real threads.
+final class ReentrancyCasesTests: XCTestCase {
+    // MARK: 1. Concurrent cancel
+
+    /// Shared state of the cancel race; atomics so the handshake costs no lock and TSan sees it.
+    private final class CancelRace: Sendable {
+        /// The round whose subscription is published in `token`.
+        let round = Atomic<Int>(0)
+        /// Arrivals at the start barrier: both cancellers of round r have arrived at 2r.
+        let arrived = Atomic<Int>(0)
+        /// Both cancellers of round r have finished their round at 2r.
+        let finished = Atomic<Int>(0)
+        let stop = Atomic<Bool>(false)
+        let deliveries = Atomic<Int>(0)
+        let violations = Atomic<Int>(0)
+        let lateEntries = Atomic<Int>(0)
+        let sets = Atomic<Int>(0)
+        let token = Locked<EventSubscription?>(nil)
+    }
+
+    /// The newest round for which at least one `cancel()` has returned; an object of its own
+    /// so that no counter written by the delivering thread shares its cache line.
+    private final class ReturnedRound: Sendable {
+        let round = Atomic<Int>(0)
+    }
+
+    private static func spin(until condition: () -> Bool) {
+        var spins = 0
+        while !condition() {
+            spins += 1
+            if spins & 31 == 0 { sched_yield() }
+        }
+    }
+
+    /// Two threads cancel one subscription at the same instant while a third sends its events:
+    /// once either `cancel()` has returned, no delivery to the handler may begin. (The old
+    /// cancel let the losing caller return before the subscription was marked cancelled.)
+    func testCancel_whenTwoThreadsCancelAtOnceWhileEventsFlow_noDeliveryBeginsAfterEitherReturns() {
+        let rounds = 100_000
+        let media = makeMedia(SharedMedia.shortWAV, configuration: EventsDefaultConfiguration())
+        let race = CancelRace()
+        let returned = ReturnedRound()
+        /// What `returned` said just before the setter thread's current `setMeta` began.
+        let sendStart = ReturnedRound()
+        let start = DispatchTime.now()
+        runWithDeadline(150, "cancel race") {
+            startThreads(count: 3, timeout: 140, name: "cancel-linearizable") { index in
+                switch index {
+                case 0:
+                    for r in 1...rounds {
+                        let token = media.observe(.metaChanged) { _ in
+                            // Inline: this runs inside the setter thread's `setMeta`. The
+                            // delivery began after a cancel returned if the flag was set
+                            // before that `setMeta` was even called.
+                            if sendStart.round.load(ordering: .relaxed) >= r {
+                                race.violations.add(1, ordering: .relaxed)
+                            }
+                            // Looser: the flag is set when the handler starts. This also counts
+                            // deliveries that had passed the library's check before the cancel
+                            // (allowed: "one that already began may still finish").
+                            if returned.round.load(ordering: .acquiring) >= r {
+                                race.lateEntries.add(1, ordering: .relaxed)
+                            }
+                            race.deliveries.add(1, ordering: .relaxed)
+                        }
+                        race.token.withLock { $0 = token }
+                        race.round.store(r, ordering: .releasing)
+                        race.arrived.add(1, ordering: .acquiringAndReleasing)
+                        Self.spin { race.arrived.load(ordering: .acquiring) >= 2 * r }
+                        token.cancel()
+                        returned.round.store(r, ordering: .releasing)
+                        race.finished.add(1, ordering: .acquiringAndReleasing)
+                        Self.spin { race.finished.load(ordering: .acquiring) >= 2 * r }
+                        race.token.withLock { $0 = nil }
+                    }
+                    race.stop.store(true, ordering: .releasing)
+                case 1:
+                    for r in 1...rounds {
+                        Self.spin { race.round.load(ordering: .acquiring) >= r }
+                        let token = race.token.withLock { $0 }
+                        race.arrived.add(1, ordering: .acquiringAndReleasing)
+                        Self.spin { race.arrived.load(ordering: .acquiring) >= 2 * r }
+                        token?.cancel()
+                        returned.round.store(r, ordering: .releasing)
+                        race.finished.add(1, ordering: .acquiringAndReleasing)
+                    }
+                default:
+                    var n = 0
+                    while !race.stop.load(ordering: .acquiring) {
+                        sendStart.round.store(returned.round.load(ordering: .acquiring), ordering: .relaxed)
+                        media.setMeta(.title, n & 1 == 0 ? "even" : "odd")
+                        n += 1
+                        if n & 3 == 0 { sched_yield() }
+                    }
+                    race.sets.store(n, ordering: .releasing)
+                }
+            }
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+        let violations = race.violations.load(ordering: .acquiring)
+        let deliveries = race.deliveries.load(ordering: .acquiring)
+        print("cancel race: \(rounds) rounds in \(String(format: "%.2f", seconds)) s, "
+              + "\(race.sets.load(ordering: .acquiring)) setMeta, \(deliveries) deliveries before a cancel, "
+              + "\(violations) deliveries began after a cancel returned, "
+              + "\(race.lateEntries.load(ordering: .acquiring)) handler entries after a cancel returned "
+              + "(deliveries already past the check, allowed)")
+        XCTAssertEqual(violations, 0, "deliveries began after cancel() had returned")
+        XCTAssertGreaterThan(deliveries, 0, "the race never delivered: it tested nothing")
+        XCTAssertEqual(media.eventHub.sinkCount, 0, "cancelled subscriptions left in the hub")
+    }
+
+    // MARK: 2. Shadowed queue mark
+
+    private final class Probe: Sendable {}
+
+    /// A is delivered synchronously on Q, B asynchronously on R, which targets Q, so R has a
+    /// mark of its own. A block of R owns Q: A's synchronous delivery from there must run
+    /// inline (it used to see only R's mark and `Q.sync` trapped with SIGILL).
+    func testSyncDelivery_whenSentFromBlockOfMarkedQueueTargetingItsQueue_runsInlineWithoutTrap() {
+        for submit in ["sync", "async"] {
+            let q = DispatchQueue(label: "cases.shadow.Q.\(submit)")
+            let r = DispatchQueue(label: "cases.shadow.R.\(submit)", target: q)
+            let a = makeMedia(SharedMedia.shortWAV, configuration: EventsQueueConfiguration(queue: q, isAsync: false))
+            let b = makeMedia(SharedMedia.shortWAV, configuration: EventsQueueConfiguration(queue: r, isAsync: true))
+            let qMark = QueueIdentity.mark(q)
+            let seen = Recorder<(key: MetaKey, thread: UInt, onQ: Bool)>()
+            let bToken = b.observe(.metaChanged) { _ in }
+            let aToken = a.observe(.metaChanged) { event in
+                if case .metaChanged(let key) = event {
+                    seen.record((key, currentThreadID(), QueueIdentity.isCurrent(qMark)))
+                }
+            }
+            let senderThread = Locked<UInt>(0)
+            runWithDeadline(20, "R.\(submit): A's sync delivery onto Q from a block of R") {
+                let body: @Sendable () -> Void = {
+                    senderThread.withLock { $0 = currentThreadID() }
+                    // libvlc sends MetaChanged from inside this call, on this thread.
+                    a.setMetaOnCallingThread(.title, "shadowed")
+                    // The public setter: queued (R runs on Q, a queue a sync configuration
+                    // delivers to), and the value is readable at once.
+                    a.setMeta(.artist, "queued")
+                    XCTAssertEqual(a.meta(.artist), "queued")
+                }
+                if submit == "sync" {
+                    r.sync(execute: body)
+                } else {
+                    let done = DispatchSemaphore(value: 0)
+                    r.async { body(); done.signal() }
+                    XCTAssertEqual(done.wait(timeout: .now() + 15), .success, "R.async block did not finish")
+                }
+                XCTAssertTrue(seen.wait(forCount: 2, timeout: 10), "R.\(submit): saw \(seen.values.map(\.key))")
+            }
+            let title = seen.values.first { $0.key == .title }
+            XCTAssertNotNil(title, "R.\(submit): A's handler never ran for the inline event")
+            XCTAssertEqual(title?.thread, senderThread.withLock { $0 }, "R.\(submit): not run inline on R's thread")
+            XCTAssertEqual(title?.onQ, true, "R.\(submit): handler did not run on Q")
+            XCTAssertEqual(seen.values.first { $0.key == .artist }?.onQ, true, "R.\(submit): queued set not delivered on Q")
+            aToken.cancel()
+            bToken.cancel()
+        }
+    }
+
+    /// The same through `EventsHandler` directly: a sync handler on Q and an async handler on
+    /// R (targeting Q) exist; an event handled by the sync one from a block of R runs inline.
+    func testHandleEvent_whenSyncHandlerIsCalledFromBlockOfAsyncTargetingQueue_runsInline() {
+        let q = DispatchQueue(label: "cases.direct.Q")
+        let r = DispatchQueue(label: "cases.direct.R", target: q)
+        let probe = Probe()
+        let syncHandler = EventsHandler(object: probe, configuration: EventsQueueConfiguration(queue: q, isAsync: false))
+        let asyncHandler = EventsHandler(object: probe, configuration: EventsQueueConfiguration(queue: r, isAsync: true))
+        let qMark = QueueIdentity.mark(q)
+        let ran = Recorder<(thread: UInt, onQ: Bool)>()
+        let asyncRan = Counter()
+        for submit in ["sync", "async"] {
+            ran.removeAll()
+            let blockThread = Locked<UInt>(0)
+            runWithDeadline(20, "direct R.\(submit)") {
+                let body: @Sendable () -> Void = {
+                    blockThread.withLock { $0 = currentThreadID() }
+                    asyncHandler.handleEvent { _ in asyncRan.increment() }
+                    syncHandler.handleEvent { _ in ran.record((currentThreadID(), QueueIdentity.isCurrent(qMark))) }
+                }
+                if submit == "sync" {
+                    r.sync(execute: body)
+                } else {
+                    let done = DispatchSemaphore(value: 0)
+                    r.async { body(); done.signal() }
+                    XCTAssertEqual(done.wait(timeout: .now() + 15), .success)
+                }
+            }
+            XCTAssertEqual(ran.count, 1, "direct R.\(submit)")
+            XCTAssertEqual(ran.values.first?.thread, blockThread.withLock { $0 }, "direct R.\(submit): not inline")
+            XCTAssertEqual(ran.values.first?.onQ, true, "direct R.\(submit)")
+        }
+        XCTAssertTrue(asyncRan.wait(forAtLeast: 2, timeout: 10))
+        withExtendedLifetime(probe) {}
+    }
+
+    // MARK: 3. waitForPendingEdits from item handlers
+
+    private static func nativeCount(_ list: VLCMediaList) -> Int {
+        Int(libvlc_media_list_count(list.native.raw))
+    }
+
+    /// Inside a blocking delivery of the list's own item event (sync queue configuration) the
+    /// edit being applied is the one sending the event: the wait must return `false` at once.
+    /// (It used to wait on the list's control queue from that queue's own delivery: trap.)
+    func testWaitForPendingEdits_whenCalledFromItemAddedHandlerUnderSyncQueue_returnsFalseAtOnce() {
+        let q = MarkedQueue(label: "cases.edits.sync")
+        let results = Recorder<(result: Bool, onQ: Bool)>()
+        runWithDeadline(30, "waitForPendingEdits in a sync itemAdded handler") {
+            let list = VLCMediaList(library: TestLibrary.shared,
+                                    configuration: EventsQueueConfiguration(queue: q.queue, isAsync: false))
+            let weakList = WeakBox(list)
+            let token = list.observe(.itemAdded) { _ in
+                results.record((weakList.value?.waitForPendingEdits() ?? true, q.isCurrent))
+            }
+            list.append(makeMedia(SharedMedia.shortWAV))
+            list.append(makeMedia(SharedMedia.twoSecondWAV))
+            XCTAssertTrue(results.wait(forCount: 2, timeout: 20), "saw \(results.count) itemAdded")
+            // From an ordinary thread it waits and succeeds.
+            XCTAssertTrue(list.waitForPendingEdits())
+            XCTAssertEqual(Self.nativeCount(list), 2)
+            token.cancel()
+        }
+        XCTAssertEqual(results.values.map(\.result), [false, false], "must not wait inside a blocking delivery")
+        XCTAssertEqual(results.values.map(\.onQ), [true, true])
+    }
+
+    /// From an asynchronous delivery the wait may block, and returns `true` once every edit
+    /// requested before the call has been applied in libvlc.
+    func testWaitForPendingEdits_whenCalledFromItemAddedHandlerUnderAsyncQueue_returnsTrueOnceApplied() {
+        let q = MarkedQueue(label: "cases.edits.async")
+        let results = Recorder<(result: Bool, requested: Int, applied: Int)>()
+        runWithDeadline(30, "waitForPendingEdits in an async itemAdded handler") {
+            let list = VLCMediaList(library: TestLibrary.shared,
+                                    configuration: EventsQueueConfiguration(queue: q.queue, isAsync: true))
+            let weakList = WeakBox(list)
+            let token = list.observe(.itemAdded) { _ in
+                guard let list = weakList.value else { return }
+                let requested = list.count
+                let result = list.waitForPendingEdits()
+                results.record((result, requested, Self.nativeCount(list)))
+            }
+            for _ in 0..<3 { list.append(makeMedia(SharedMedia.shortWAV)) }
+            XCTAssertTrue(results.wait(forCount: 3, timeout: 20), "saw \(results.count) itemAdded")
+            XCTAssertTrue(list.waitForPendingEdits(), "ordinary thread")
+            XCTAssertEqual(Self.nativeCount(list), 3)
+            token.cancel()
+        }
+        for entry in results.values {
+            XCTAssertTrue(entry.result, "async handler: the wait gave up")
+            XCTAssertGreaterThanOrEqual(entry.applied, entry.requested, "returned before the edits were applied")
+        }
+    }
+
+    // MARK: 4. Lock order under a sync configuration
+
+    /// T sets the title on an ordinary thread (libvlc holds the media's event lock and waits
+    /// for Q); Q's own blocks set the artist on the same media. The old direct `setMeta` on Q
+    /// took the event lock in the other order: deadlock within milliseconds.
+    func testSetMeta_whenOrdinaryThreadAndSyncDeliveryQueueSetMetaAtOnce_finishesWithFinalValues() {
+        let q = MarkedQueue(label: "cases.lockorder")
+        let count = 2000
+        let media = makeMedia(SharedMedia.shortWAV, configuration: EventsQueueConfiguration(queue: q.queue, isAsync: false))
+        let titles = Counter(), artists = Counter()
+        let token = media.observe(.metaChanged) { event in
+            if case .metaChanged(let key) = event {
+                if key == .title { titles.increment() }
+                if key == .artist { artists.increment() }
+            }
+        }
+        let finished = runWithDeadline(60, "setMeta from T and from Q") {
+            startThreads(count: 2, timeout: 55, name: "lock-order") { index in
+                if index == 0 {
+                    for i in 0..<count { media.setMeta(.title, "t\(i)") }
+                } else {
+                    for i in 0..<count { q.queue.async { media.setMeta(.artist, "q\(i)") } }
+                }
+            }
+            q.queue.sync {}
+        }
+        XCTAssertTrue(finished)
+        XCTAssertEqual(media.meta(.artist), "q\(count - 1)", "pending value")
+        XCTAssertEqual(media.meta(.title), "t\(count - 1)")
+        // The queued sets are applied on the media's control queue, then delivered on Q.
+        XCTAssertTrue(waitUntil(20) { artists.count == count && titles.count == count },
+                      "titles \(titles.count), artists \(artists.count)")
+        XCTAssertEqual(titles.count, count, "MetaChanged(title) lost")
+        XCTAssertEqual(artists.count, count, "MetaChanged(artist) lost")
+        XCTAssertEqual(media.meta(.artist), "q\(count - 1)", "applied value")
+        token.cancel()
+    }
+
+    // MARK: 5. waitForPendingTeardowns inside a delivery
+
+    /// From EndReached (every configuration) the handler drops a media and a player and
+    /// waits for teardowns: it must succeed quickly, not wait out the timeout for the lease
+    /// of the player whose delivery is running.
+    func testWaitForPendingTeardowns_whenCalledFromEndReachedHandler_returnsTrueWellBeforeTimeout() {
+        for mode in DispatchMode.allCases {
+            let (configuration, _) = mode.make(label: "cases.teardowns")
+            let results = Recorder<(ok: Bool, seconds: Double, mediaGone: Bool, playerGone: Bool)>()
+            runWithDeadline(40, "\(mode): waitForPendingTeardowns in EndReached") {
+                let player = VLCMediaPlayer(media: makeMedia(SharedMedia.shortWAV), library: TestLibrary.shared,
+                                            configuration: configuration)
+                let otherMedia = Box<VLCMedia>(makeMedia(SharedMedia.shortWAV))
+                let otherPlayer = Box<VLCMediaPlayer>(VLCMediaPlayer(media: makeMedia(SharedMedia.shortWAV),
+                                                                     library: TestLibrary.shared))
+                let weakMedia = WeakBox(otherMedia.current!)
+                let weakPlayer = WeakBox(otherPlayer.current!)
+                let fired = Counter()
+                let token = player.observe(.endReached) { _ in
+                    guard fired.increment() == 1 else { return }
+                    otherMedia.clear()
+                    otherPlayer.clear()
+                    let start = DispatchTime.now()
+                    let ok = VLCLibrary.waitForPendingTeardowns(timeout: 5)
+                    let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+                    results.record((ok, seconds, weakMedia.value == nil, weakPlayer.value == nil))
+                }
+                player.play()
+                XCTAssertTrue(results.wait(forCount: 1, timeout: 30), "\(mode): no EndReached")
+                token.cancel()
+                player.stop()
+            }
+            let result = results.values.first
+            print("waitForPendingTeardowns in EndReached, \(mode): \(result.map { "\($0)" } ?? "none")")
+            XCTAssertEqual(result?.ok, true, "\(mode): returned false")
+            XCTAssertLessThan(result?.seconds ?? 99, 4, "\(mode): waited for the delivering player's lease")
+            XCTAssertEqual(result?.mediaGone, true, "\(mode): dropped media still alive after the wait")
+            XCTAssertEqual(result?.playerGone, true, "\(mode): dropped player still alive after the wait")
+        }
+    }
+
+    // MARK: 6. FIFO on an async queue
+
+    /// Event then `Q.async`: the delivery runs first, always (also while a drain lingers).
+    /// `Q.async` then event: not guaranteed while a drain runs or lingers (measured and
+    /// printed); guaranteed once the queue is idle (checked).
+    func testAsyncDelivery_whenEventAndQueueBlockAreInterleaved_keepsTheGuaranteedOrder() {
+        let q = MarkedQueue(label: "cases.fifo")
+        let iterations = 10_000
+        let media = makeMedia(SharedMedia.shortWAV, configuration: EventsQueueConfiguration(queue: q.queue, isAsync: true))
+        let delivered = Counter()
+        let token = media.observe(.metaChanged) { _ in delivered.increment() }
+        let eventFirstViolations = Counter()
+        let burstViolations = Counter()
+        let lingerOvertakes = Counter()
+        let idleViolations = Counter()
+        runWithDeadline(120, "FIFO on an async queue") {
+            // (a) event, then block: the block must see the event delivered.
+            for i in 0..<iterations {
+                media.setMeta(.title, i & 1 == 0 ? "a0" : "a1")
+                let expected = i + 1
+                q.queue.async { if delivered.count < expected { eventFirstViolations.increment() } }
+            }
+            q.queue.sync {}
+            XCTAssertTrue(waitUntil(10) { delivered.count == iterations })
+            // (a) again in short bursts (well under the 1 ms drain slice), idle in between.
+            var base = delivered.count
+            for i in 0..<iterations {
+                if i % 20 == 0 { q.queue.sync {} }
+                media.setMeta(.title, i & 1 == 0 ? "s0" : "s1")
+                let expected = base + i + 1
+                q.queue.async { if delivered.count < expected { burstViolations.increment() } }
+            }
+            q.queue.sync {}
+            XCTAssertTrue(waitUntil(10) { delivered.count == base + iterations })
+            // (b) block, then event, back to back: a lingering drain may run the event first.
+            base = delivered.count
+            for i in 0..<iterations {
+                let before = base + i
+                q.queue.async { if delivered.count > before { lingerOvertakes.increment() } }
+                media.setMeta(.title, i & 1 == 0 ? "b0" : "b1")
+            }
+            q.queue.sync {}
+            XCTAssertTrue(waitUntil(10) { delivered.count == base + iterations })
+            // (b) on an idle queue: every delivery done and its drain returned, then > 1 ms.
+            base = delivered.count
+            for i in 0..<iterations {
+                let before = base + i
+                q.queue.sync {}
+                usleep(1100)
+                q.queue.async { if delivered.count > before { idleViolations.increment() } }
+                media.setMeta(.title, i & 1 == 0 ? "c0" : "c1")
+                _ = waitUntil(5, poll: 0.0001) { delivered.count == before + 1 }
+            }
+            q.queue.sync {}
+        }
+        print("FIFO: event-then-block violations \(eventFirstViolations.count)/\(iterations) back to back, "
+              + "\(burstViolations.count)/\(iterations) in bursts of 20; "
+              + "block-then-event overtaken while draining (not guaranteed) \(lingerOvertakes.count)/\(iterations); "
+              + "on an idle queue \(idleViolations.count)/\(iterations)")
+        XCTAssertEqual(eventFirstViolations.count, 0, "a block queued after an event ran before its delivery")
+        XCTAssertEqual(burstViolations.count, 0, "in short bursts a block queued after an event ran before its delivery")
+        XCTAssertEqual(idleViolations.count, 0, "on an idle queue an event overtook a block queued before it")
+        XCTAssertEqual(delivered.count, 4 * iterations)
+        token.cancel()
+    }
+
+    // MARK: 7. Threads of completions, .freed and payload teardown
+
+    /// A media dropped from its player's EndReached handler: `.freed` and the completion run
+    /// on the release queue, never on libvlc's thread; the same for the completion of a
+    /// subscription on a `.mediaChanged` payload wrapper.
+    func testCompletionAndFreed_whenMediaIsDroppedFromEndReachedHandler_runOnReleaseQueue() {
+        for mode in DispatchMode.allCases {
+            let (configuration, _) = mode.make(label: "cases.freed")
+            typealias Seen = (thread: UInt, onRelease: Bool)
+            let endThread = Locked<UInt>(0)
+            let freed = Recorder<Seen>(), completed = Recorder<Seen>()
+            let payloadFreed = Recorder<Seen>(), payloadCompleted = Recorder<Seen>()
+            let tokens = Recorder<EventSubscription>()
+            let playerGone = Locked<WeakBox<VLCMediaPlayer>?>(nil)
+            runWithDeadline(40, "\(mode): media dropped in EndReached") {
+                let player = VLCMediaPlayer(library: TestLibrary.shared, configuration: configuration)
+                let weakPlayer = WeakBox(player)
+                playerGone.withLock { $0 = weakPlayer }
+                let see: @Sendable () -> Seen = { (currentThreadID(), ServiceQueues.isOnReleaseQueue) }
+                tokens.record(player.observe(.mediaChanged) { event in
+                    guard case .mediaChanged(let payload?) = event else { return }
+                    tokens.record(payload.observe(.freed, onCompletion: { payloadCompleted.record(see()) }) { _ in
+                        payloadFreed.record(see())
+                    })
+                })
+                tokens.record(player.observe(.endReached) { _ in
+                    endThread.withLock { $0 = currentThreadID() }
+                    weakPlayer.value?.media = nil
+                })
+                do {
+                    let media = makeMedia(SharedMedia.shortWAV, configuration: configuration)
+                    tokens.record(media.observe(.freed, onCompletion: { completed.record(see()) }) { _ in
+                        freed.record(see())
+                    })
+                    player.media = media
+                }
+                player.play()
+                XCTAssertTrue(completed.wait(forCount: 1, timeout: 30), "\(mode): the media's completion never ran")
+                player.stop()
+            }
+            // The payload wrapper may be kept by the player until it goes.
+            XCTAssertTrue(waitUntil(20) { playerGone.withLock { $0?.value == nil } }, "\(mode): player not freed")
+            XCTAssertTrue(payloadCompleted.wait(forCount: 1, timeout: 20), "\(mode): payload completion never ran")
+            XCTAssertTrue(VLCLibrary.waitForPendingTeardowns(timeout: 10))
+            let end = endThread.withLock { $0 }
+            XCTAssertNotEqual(end, 0, "\(mode): no EndReached")
+            XCTAssertEqual(freed.count, 1, "\(mode): .freed")
+            XCTAssertEqual(completed.count, 1, "\(mode): completion")
+            XCTAssertEqual(payloadFreed.count, payloadCompleted.count, "\(mode): payload .freed vs completion")
+            for (what, seen) in [("freed", freed), ("completion", completed),
+                                 ("payload freed", payloadFreed), ("payload completion", payloadCompleted)] {
+                for entry in seen.values {
+                    XCTAssertTrue(entry.onRelease, "\(mode): \(what) not on the release queue")
+                    // In inline and sync modes EndReached runs on libvlc's input thread (a
+                    // dispatch worker in async mode may later serve the release queue too).
+                    if mode != .queueAsync {
+                        XCTAssertNotEqual(entry.thread, end, "\(mode): \(what) ran on libvlc's thread")
+                    }
+                }
+            }
+            tokens.removeAll().forEach { $0.cancel() }
+        }
+    }
+
+    // MARK: 8. stopParsing from parse events
+
+    private func playlist(_ name: String, entries: Int = 4) throws -> URL {
+        let items = try (0..<entries).map { _ in try TestMedia.wav(seconds: 0.2) }
+        return try TestMedia.m3u(entries: items, name: name)
+    }
+
+    /// `stopParsing` from MetaChanged or SubItemAdded during a playlist parse (inline and
+    /// sync queue) used to call `parse_stop` on the preparser's thread, which waits for its own
+    /// task. It must not hang, a ParsedChanged must arrive, and the preparser must still work.
+    func testStopParsing_whenCalledFromParseEventHandlers_parseEndsAndPreparserStillWorks() throws {
+        for mode in [DispatchMode.inline, .queueSync] {
+            for trigger in [MediaEvent.Kind.metaChanged, .subItemAdded] {
+                let (configuration, _) = mode.make(label: "cases.stopparse")
+                let url = try playlist("stop-\(mode)-\(trigger).m3u")
+                let second = try TestMedia.wav(seconds: 0.2)
+                let stops = Counter()
+                let parsed = Recorder<ParsedStatus>()
+                let secondParsed = Recorder<ParsedStatus>()
+                runWithDeadline(40, "\(mode): stopParsing from \(trigger)") {
+                    let media = makeMedia(url, configuration: configuration)
+                    let weakMedia = WeakBox(media)
+                    let token = media.observe { event in
+                        if event.kind == trigger, stops.increment() == 1 { weakMedia.value?.stopParsing() }
+                        if case .parsedChanged(let status) = event, status != .none { parsed.record(status) }
+                    }
+                    do { try media.startParsing() } catch { XCTFail("startParsing: \(error)") }
+                    XCTAssertTrue(parsed.wait(forCount: 1, timeout: 15), "\(mode)/\(trigger): no ParsedChanged")
+                    let next = makeMedia(second)
+                    let nextToken = next.observe(.parsedChanged) { event in
+                        if case .parsedChanged(let status) = event, status != .none { secondParsed.record(status) }
+                    }
+                    do { try next.startParsing() } catch { XCTFail("startParsing: \(error)") }
+                    XCTAssertTrue(secondParsed.wait(forCount: 1, timeout: 15), "\(mode)/\(trigger): preparser wedged")
+                    token.cancel()
+                    nextToken.cancel()
+                    withExtendedLifetime(media) {}
+                }
+                XCTAssertGreaterThanOrEqual(stops.count, 1, "\(mode)/\(trigger): the trigger never came")
+                XCTAssertEqual(secondParsed.values.first, .done, "\(mode)/\(trigger): second parse")
+                print("stopParsing from \(trigger), \(mode): first parse \(parsed.values), second \(secondParsed.values)")
+            }
+        }
+    }
+
+    // MARK: 9. subItems from the sub-item list's own handler
+
+    /// Reading `subItems`/`subItemList` inside the sub-item list's ItemAdded (libvlc holds
+    /// that list's lock) used to lock it again: hang. It must return the list with the new item.
+    func testSubItems_whenReadFromSubItemListItemAddedHandler_includesTheNewItemWithoutHang() throws {
+        let entries = 4
+        for mode in [DispatchMode.inline, .queueSync] {
+            let (configuration, _) = mode.make(label: "cases.subitems")
+            let url = try playlist("subitems-\(mode).m3u", entries: entries)
+            let seen = Recorder<(contains: Bool, count: Int, sameList: Bool)>()
+            let parsed = Recorder<ParsedStatus>()
+            runWithDeadline(40, "\(mode): subItems in the sub-item list's itemAdded") {
+                let media = makeMedia(url, configuration: configuration)
+                let weakMedia = WeakBox(media)
+                let list = media.subItemList
+                let listID = ObjectIdentifier(list)
+                let listToken = list.observe(.itemAdded) { event in
+                    guard case .itemAdded(let added, _) = event, let media = weakMedia.value else { return }
+                    let items = media.subItems
+                    let again = media.subItemList
+                    seen.record((items.contains { $0.isSameMedia(as: added) }, items.count,
+                                 ObjectIdentifier(again) == listID))
+                }
+                let token = media.observe(.parsedChanged) { event in
+                    if case .parsedChanged(let status) = event, status != .none { parsed.record(status) }
+                }
+                do { try media.startParsing() } catch { XCTFail("startParsing: \(error)") }
+                XCTAssertTrue(parsed.wait(forCount: 1, timeout: 20), "\(mode): no ParsedChanged")
+                XCTAssertTrue(seen.wait(forCount: entries, timeout: 10), "\(mode): \(seen.count) itemAdded")
+                XCTAssertEqual(media.subItems.count, entries)
+                listToken.cancel()
+                token.cancel()
+            }
+            XCTAssertEqual(seen.values.map(\.contains), Array(repeating: true, count: entries), "\(mode)")
+            XCTAssertEqual(seen.values.map(\.count), Array(1...entries), "\(mode)")
+            XCTAssertTrue(seen.values.allSatisfy(\.sameList), "\(mode): a second sub-item list was made")
+        }
+    }
+
+    // MARK: 10. Player getters from media handlers
+
+    private struct Reading: Sendable {
+        let event: MediaEvent
+        let state: PlaybackState
+        let isPlaying: Bool
+        let hasMedia: Bool
+    }
+
+    /// `play` sends MetaChanged(NowPlaying) and `set_media` the old media's StateChanged with
+    /// the player's lock held: player getters called there used to take it again and hang.
+    func testPlayerGetters_whenReadFromMediaHandlersDuringPlayAndSetMedia_answerWithoutHang() {
+        for mode in [DispatchMode.inline, .queueSync] {
+            let (configuration, _) = mode.make(label: "cases.getters")
+            let readings = Recorder<Reading>()
+            runWithDeadline(40, "\(mode): player getters from media handlers") {
+                let player = VLCMediaPlayer(library: TestLibrary.shared, configuration: configuration)
+                let weakPlayer = WeakBox(player)
+                let media = makeMedia(SharedMedia.shortWAV, configuration: configuration)
+                let mediaToken = media.observe(.metaChanged, .stateChanged) { event in
+                    if case .metaChanged(let key) = event, key != .nowPlaying { return }
+                    guard let player = weakPlayer.value else { return }
+                    readings.record(Reading(event: event, state: player.state, isPlaying: player.isPlaying,
+                                            hasMedia: player.media != nil))
+                }
+                let ended = EventLog<MediaPlayerEvent>()
+                let playerToken = player.observe(.endReached) { ended.record($0) }
+                player.media = media
+                player.play()
+                XCTAssertTrue(ended.wait(for: .endReached, timeout: 30), "\(mode): no EndReached")
+                XCTAssertTrue(readings.values.contains { if case .metaChanged = $0.event { true } else { false } },
+                              "\(mode): no NowPlaying during play()")
+                player.media = makeMedia(SharedMedia.shortWAV)
+                XCTAssertTrue(readings.wait(timeout: 20) { reading in
+                    if case .stateChanged(.nothingSpecial) = reading.event { true } else { false }
+                },
+                              "\(mode): no StateChanged(NothingSpecial) from set_media")
+                player.stop()
+                mediaToken.cancel()
+                playerToken.cancel()
+            }
+            print("player getters, \(mode): \(readings.values.map { "\($0.event.name)->\($0.state)" })")
+            for reading in readings.values {
+                XCTAssertNotEqual(reading.state, .error, "\(mode): \(reading.event)")
+                XCTAssertTrue(reading.hasMedia, "\(mode): no media during \(reading.event)")
+            }
+        }
+    }
+
+    /// The list player's getters from a media handler while it starts an item (it holds its
+    /// locks and the player's while libvlc sends NowPlaying).
+    func testListPlayerGetters_whenReadFromMediaHandlerWhileItemStarts_answerWithoutHang() {
+        for mode in [DispatchMode.inline, .queueSync] {
+            let (configuration, _) = mode.make(label: "cases.listgetters")
+            let readings = Recorder<(state: PlaybackState, isPlaying: Bool)>()
+            runWithDeadline(40, "\(mode): list player getters from media handlers") {
+                let listPlayer = VLCMediaListPlayer(library: TestLibrary.shared, configuration: configuration)
+                let weakListPlayer = WeakBox(listPlayer)
+                let items = (0..<2).map { _ in makeMedia(SharedMedia.shortWAV, configuration: configuration) }
+                let tokens = items.map { item in
+                    item.observe(.metaChanged, .stateChanged) { event in
+                        if case .metaChanged(let key) = event, key != .nowPlaying { return }
+                        guard let listPlayer = weakListPlayer.value else { return }
+                        readings.record((listPlayer.state, listPlayer.isPlaying))
+                    }
+                }
+                let ended = Counter()
+                let endToken = listPlayer.mediaPlayer.observe(.endReached) { _ in ended.increment() }
+                listPlayer.mediaList = VLCMediaList(media: items, library: TestLibrary.shared)
+                listPlayer.play()
+                XCTAssertTrue(ended.wait(forAtLeast: 2, timeout: 30), "\(mode): \(ended.count) items ended")
+                listPlayer.stop()
+                tokens.forEach { $0.cancel() }
+                endToken.cancel()
+            }
+            print("list player getters, \(mode): \(readings.values.map { "\($0.state)" })")
+            XCTAssertGreaterThanOrEqual(readings.count, 2, "\(mode): media handlers never read the getters")
+            for reading in readings.values {
+                XCTAssertNotEqual(reading.state, .error, "\(mode)")
+            }
+        }
+    }
+}
