@@ -26,7 +26,8 @@ let usage = """
     Every line has "seq" (continued from the last line of an existing --log file), "t"
     (seconds since start) and "ts" (UTC wall-clock time). The daemon's own lines have
     "source":"daemon": Started, ItemFailed ("error": EncounteredError, NoTracks,
-    OpenTimeout or InvalidURL, "message"), PlaylistEnded, Reloaded, ReloadFailed, Status,
+    OpenTimeout or InvalidURL, "message", and "cause": libvlc's error messages for the item,
+    when it logged any), PlaylistEnded, Reloaded, ReloadFailed, Status,
     Stopping, Exited.
     Exit status: 0 after a signal or --exit-at-end; 1 the playlist or log could not be
     opened at start, the playlist is not text or is empty, or the log cannot be written (a

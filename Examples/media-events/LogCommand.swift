@@ -119,6 +119,10 @@ struct LogCommand {
             log.write(EventRecord(event), context: context)
             watch.note(event)
         }
+        // The end of the input comes from here, with the error messages libvlc logged for it:
+        // created before play(), so that it sees the input's Opening.
+        let causes = FailureCauseRecorder(player: player)
+        let endToken = causes.observe { end in watch.note(end) }
         player.media = media
         player.play()
         let outcome = await watch.outcome(limit: options.limit, openTimeout: options.openTimeout)
@@ -130,6 +134,8 @@ struct LogCommand {
             await withCheckedContinuation { continuation in run.queue.async { continuation.resume() } }
         }
         playerToken.cancel()
+        // Kept until here: its subscription does not keep it alive.
+        withExtendedLifetime(causes) { endToken.cancel() }
         mediaToken.cancel()
         return outcome
     }
@@ -156,7 +162,12 @@ final class PlaybackWatch: Sendable {
     private let state = Guarded(State())
 
     func note(_ event: MediaPlayerEvent) {
-        if let outcome = state.withLock({ $0.progress.note(event) }) { finish(outcome) }
+        state.withLock { $0.progress.note(event) }
+    }
+
+    /// The input ended: the outcome, with its cause when it failed.
+    func note(_ end: PlaybackEnd) {
+        finish(state.withLock { $0.progress.note(end) })
     }
 
     /// The outcome: the end or failure libvlc reported, or what the progress gives when the

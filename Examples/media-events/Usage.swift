@@ -40,8 +40,9 @@ enum Usage {
         connection refused), it ended without any audio or video track (random bytes, an
         empty directory) or it was not playing after --open-timeout; 1 also when the output
         cannot be written (a message says why); 141 the output pipe was closed (| head);
-        2 usage error. Each failure is one line on stderr: "media-events: MEDIA: what
-        happened". A stream cut short (a server closing mid-stream, a truncated file) ends
+        2 usage error. Each failure is one line on stderr: "media-events: MEDIA: why",
+        libvlc's own error messages for it when it logged any ("cannot open file … (No such
+        file or directory)"), otherwise what the program saw. A stream cut short (a server closing mid-stream, a truncated file) ends
         with EndReached in libvlc and counts as played.
         """
 
