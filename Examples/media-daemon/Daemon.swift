@@ -67,11 +67,11 @@ final class Daemon: Sendable {
     private let state = Guarded(State())
     private let subscriptions = Guarded<[EventSubscription]>([])
 
-    init(options: DaemonOptions, log: EventLog, library: VLCLibrary) {
+    init(options: DaemonOptions, log: EventLog, library: VLCLibrary, configuration: any EventsConfiguring) {
         self.options = options
         self.log = log
         self.library = library
-        configuration = options.dispatch.configuration(queue: DispatchQueue(label: "media-daemon.events"))
+        self.configuration = configuration
         listPlayer = VLCMediaListPlayer(library: library, configuration: configuration)
         listPlayer.playbackMode = options.loop ? .loop : .default
         causes = FailureCauseRecorder(player: listPlayer.mediaPlayer)
@@ -96,7 +96,9 @@ final class Daemon: Sendable {
         let endToken = causes.observe { [weak self] end in
             self?.handle(end)
         }
-        subscriptions.withLock { $0 = [listToken, playerToken, endToken] }
+        var tokens = [listToken, playerToken, endToken]
+        if let level = options.logLevel { tokens.append(log.printLibvlcLog(of: library, minimumLevel: level)) }
+        subscriptions.withLock { $0 = tokens }
         note("Started", [("items", .int(Int64(playlist.entries.count))), ("loop", .bool(options.loop)),
                          ("pid", .int(Int64(getpid())))])
         install(playlist)

@@ -17,17 +17,20 @@ struct LogCommand {
             }
             inputs = [sample.path]
         }
+        // One serial queue for every object of the run: async deliveries of the player, of
+        // its media and of libvlc's log stay in the order libvlc sent them.
+        let queue = DispatchQueue(label: "media-events.events")
         let library: VLCLibrary
         do {
-            library = try VLCLibrary(arguments: MediaInput.libraryArguments(audio: options.audio))
+            library = try VLCLibrary(arguments: MediaInput.libraryArguments(audio: options.audio),
+                                     logsConfiguration: options.dispatch.configuration(queue: queue))
         } catch {
             printError("media-events: \(error)")
             return 1
         }
         let log = EventLog(format: options.json ? .json : .text, filter: options.filter)
-        // One serial queue for every object of the run: async deliveries of the player and of
-        // its media stay in the order libvlc sent them.
-        let queue = DispatchQueue(label: "media-events.events")
+        let logSubscription = options.logLevel.map { log.printLibvlcLog(of: library, minimumLevel: $0) }
+        defer { logSubscription?.cancel() }
         var run = Run(library: library, log: log, queue: queue)
         for pass in 1...options.repeatCount {
             for (index, input) in inputs.enumerated() {

@@ -34,6 +34,10 @@ enum Usage {
           --repeat N             play the whole list N times
           --audio                real audio output (default: none, and no real-time pacing)
           --summary              at the end, counts per event, failures and wall time on stderr
+          --verbose              print libvlc's log messages too, as "libvlc" LogMessage
+                                 lines (level, module, object, text); = --log-level debug
+          --log-level LEVEL      only libvlc's messages of LEVEL and above: debug, notice,
+                                 warning or error (default: none printed)
 
         Exit status: 0 every media played to its end (or to --limit); 1 a media failed:
         libvlc reported EncounteredError (missing or empty file, unsupported URL scheme,
