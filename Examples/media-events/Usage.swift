@@ -46,8 +46,9 @@ enum Usage {
         cannot be written (a message says why); 141 the output pipe was closed (| head);
         2 usage error. Each failure is one line on stderr: "media-events: MEDIA: why",
         libvlc's own error messages for it when it logged any ("cannot open file … (No such
-        file or directory)"), otherwise what the program saw. A stream cut short (a server closing mid-stream, a truncated file) ends
-        with EndReached in libvlc and counts as played.
+        file or directory)"), otherwise what the program saw. A stream cut short (a server
+        closing mid-stream, a truncated file) ends with EndReached in libvlc and counts as
+        played.
         """
 
     static let probe = """
