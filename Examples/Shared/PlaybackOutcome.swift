@@ -50,8 +50,9 @@ public struct PlaybackFailure: Sendable, Equatable {
 
     /// What the program saw.
     public let reason: Reason
-    /// What libvlc said about it (its log message), when known. Always `nil` for now: the
-    /// programs do not read libvlc's log yet. Never guessed from the reason.
+    /// What libvlc said about it: the texts of the error messages `FailureCauseRecorder`
+    /// associated with the input, joined with "; "; `nil` when none was. Never guessed from
+    /// the reason.
     public var cause: String?
 
     public init(_ reason: Reason, cause: String? = nil) {
@@ -71,9 +72,13 @@ public struct PlaybackFailure: Sendable, Equatable {
         }
     }
 
-    /// One line for people, with the cause when known.
-    public var message: String {
-        let text = switch reason {
+    /// One line for people: libvlc's words when known (`cannot open file … (No such file or
+    /// directory)`), otherwise what the program saw.
+    public var message: String { cause ?? summary }
+
+    /// What the program saw, in its own words, whatever libvlc said.
+    public var summary: String {
+        switch reason {
         case .encounteredError: "libvlc reported EncounteredError (could not open or play it)"
         case .noTracks: "no audio or video track found (libvlc played nothing and reported EndReached)"
         case .openTimeout(let seconds):
@@ -83,13 +88,12 @@ public struct PlaybackFailure: Sendable, Equatable {
         case .invalidURL: "not a valid URL"
         case .entriesBeyondBound(let bound): "entries not played: \(bound)"
         }
-        return cause.map { "\(text): \($0)" } ?? text
     }
 
-    /// The fields of an `ItemFailed` line: `error` (the code), `message`, and `cause` only
-    /// when known.
+    /// The fields of an `ItemFailed` line: `error` (the code), `message` (the summary), and
+    /// `cause` only when known.
     public var fields: [(String, JSONValue)] {
-        var fields: [(String, JSONValue)] = [("error", .string(code)), ("message", .string(message))]
+        var fields: [(String, JSONValue)] = [("error", .string(code)), ("message", .string(summary))]
         if let cause { fields.append(("cause", .string(cause))) }
         return fields
     }
@@ -106,16 +110,26 @@ public struct PlaybackProgress: Sendable {
 
     public init() {}
 
-    /// Notes `event`; returns the outcome when the event ends the playback.
-    public mutating func note(_ event: MediaPlayerEvent) -> PlaybackOutcome? {
+    /// Notes `event`. The end of the playback is not taken from here but from the
+    /// `FailureCauseRecorder`'s `PlaybackEnd` (`note(_:)` of an end), which carries the cause.
+    public mutating func note(_ event: MediaPlayerEvent) {
         switch event {
         case .esAdded: sawTrack = true
         case .playing: reachedPlaying = true
-        case .endReached: return endOutcome
-        case .encounteredError: return .failed(PlaybackFailure(.encounteredError))
         default: break
         }
-        return nil
+    }
+
+    /// The outcome of the playback's end; an `EncounteredError` with libvlc's words for it.
+    ///
+    /// Only there: the errors logged before an `EndReached` without a track are libvlc's
+    /// side attempts (an empty directory tried as a DVD, random bytes tried as a device), not
+    /// why nothing played, so a `NoTracks` failure keeps the program's own words.
+    public func note(_ end: PlaybackEnd) -> PlaybackOutcome {
+        switch end.kind {
+        case .encounteredError: .failed(PlaybackFailure(.encounteredError, cause: end.causeText))
+        case .endReached: endOutcome
+        }
     }
 
     /// The outcome of an `EndReached` now.

@@ -59,17 +59,22 @@ final class Daemon: Sendable {
     private let log: EventLog
     private let library: VLCLibrary
     private let listPlayer: VLCMediaListPlayer
+    /// The end of each item comes from here, with the error messages libvlc logged for it
+    /// (the `cause` of ItemFailed); created before the first play(), so that it sees the
+    /// first item's Opening. Kept: its subscriptions do not keep it alive.
+    private let causes: FailureCauseRecorder
     private let configuration: any EventsConfiguring
     private let state = Guarded(State())
     private let subscriptions = Guarded<[EventSubscription]>([])
 
-    init(options: DaemonOptions, log: EventLog, library: VLCLibrary) {
+    init(options: DaemonOptions, log: EventLog, library: VLCLibrary, configuration: any EventsConfiguring) {
         self.options = options
         self.log = log
         self.library = library
-        configuration = options.dispatch.configuration(queue: DispatchQueue(label: "media-daemon.events"))
+        self.configuration = configuration
         listPlayer = VLCMediaListPlayer(library: library, configuration: configuration)
         listPlayer.playbackMode = options.loop ? .loop : .default
+        causes = FailureCauseRecorder(player: listPlayer.mediaPlayer)
     }
 
     /// Subscribes to the list player and its player, then plays `playlist`.
@@ -87,7 +92,13 @@ final class Daemon: Sendable {
             self.log.write(EventRecord(event), context: self.itemContext())
             self.handle(event)
         }
-        subscriptions.withLock { $0 = [listToken, playerToken] }
+        // Subscribed after the player: ItemFailed comes after the player's end line.
+        let endToken = causes.observe { [weak self] end in
+            self?.handle(end)
+        }
+        var tokens = [listToken, playerToken, endToken]
+        if let level = options.logLevel { tokens.append(log.printLibvlcLog(of: library, minimumLevel: level)) }
+        subscriptions.withLock { $0 = tokens }
         note("Started", [("items", .int(Int64(playlist.entries.count))), ("loop", .bool(options.loop)),
                          ("pid", .int(Int64(getpid())))])
         install(playlist)
@@ -281,8 +292,15 @@ final class Daemon: Sendable {
     }
 
     private func handle(_ event: MediaPlayerEvent) {
+        state.withLock { state in
+            if !state.outcomeKnown { state.progress.note(event) }
+        }
+    }
+
+    /// The current media ended (EndReached or EncounteredError), with its cause.
+    private func handle(_ end: PlaybackEnd) {
         let (outcome, attempt) = state.withLock { state in
-            (state.outcomeKnown ? nil : state.progress.note(event), state.attempt)
+            (state.outcomeKnown ? nil : state.progress.note(end), state.attempt)
         }
         if let outcome { finish(outcome, attempt: attempt) }
     }

@@ -1,5 +1,6 @@
 import ExampleSupport
 import Glibc
+import MediaEvents
 
 /// The help text of `media-daemon`.
 let usage = """
@@ -19,6 +20,10 @@ let usage = """
       --dispatch MODE    inline (default), queue-async or queue-sync
       --audio            real audio output (default: none, and no real-time pacing)
       --open-timeout S   an item not playing after S seconds fails and is skipped (default 30)
+      --verbose          log libvlc's messages too ("source":"libvlc","event":"LogMessage",
+                         "level", "module", "object", "text"); = --log-level debug
+      --log-level LEVEL  only libvlc's messages of LEVEL and above: debug, notice, warning
+                         or error (default: none logged)
 
     Signals: SIGTERM, SIGINT  stop playback, write the last line, exit 0 (within 2 s)
              SIGHUP           re-read the playlist (and reopen the log), play from the start
@@ -26,7 +31,8 @@ let usage = """
     Every line has "seq" (continued from the last line of an existing --log file), "t"
     (seconds since start) and "ts" (UTC wall-clock time). The daemon's own lines have
     "source":"daemon": Started, ItemFailed ("error": EncounteredError, NoTracks,
-    OpenTimeout or InvalidURL, "message"), PlaylistEnded, Reloaded, ReloadFailed, Status,
+    OpenTimeout or InvalidURL, "message", and "cause": libvlc's error messages for the item,
+    when it logged any), PlaylistEnded, Reloaded, ReloadFailed, Status,
     Stopping, Exited.
     Exit status: 0 after a signal or --exit-at-end; 1 the playlist or log could not be
     opened at start, the playlist is not text or is empty, or the log cannot be written (a
@@ -45,6 +51,8 @@ struct DaemonOptions {
     var audio = false
     /// Seconds an item may take to start playing before it fails and is skipped.
     var openTimeout = 30.0
+    /// libvlc's log messages of this level and above are logged (`--verbose`, `--log-level`).
+    var logLevel: LogLevel?
 
     static func parse(_ arguments: [String]) throws -> DaemonOptions {
         var options = DaemonOptions()
@@ -59,6 +67,8 @@ struct DaemonOptions {
             case "--dispatch": options.dispatch = try reader.dispatchMode(for: argument)
             case "--audio": options.audio = true
             case "--open-timeout": options.openTimeout = try reader.number(for: argument)
+            case "--verbose": options.logLevel = .debug
+            case "--log-level": options.logLevel = try reader.logLevel(for: argument)
             case "-h", "--help":
                 printOutput(usage)
                 exit(0)

@@ -40,9 +40,12 @@ if let path = options.logFile {
     }
 }
 
+// One queue for the events and libvlc's log (--verbose): async deliveries keep libvlc's order.
+let configuration = options.dispatch.configuration(queue: DispatchQueue(label: "media-daemon.events"))
 let library: VLCLibrary
 do {
-    library = try VLCLibrary(arguments: MediaInput.libraryArguments(audio: options.audio))
+    library = try VLCLibrary(arguments: MediaInput.libraryArguments(audio: options.audio),
+                             logsConfiguration: configuration)
 } catch {
     printError("media-daemon: \(error)")
     exit(1)
@@ -51,7 +54,7 @@ do {
 let log = EventLog(format: .json, filter: options.filter, fd: logFD,
                    outputName: options.logFile ?? "standard output",
                    lastSeq: options.logFile == nil ? 0 : EventLog.lastSeq(inLogFile: logFD), wallClock: true)
-let daemon = Daemon(options: options, log: log, library: library)
+let daemon = Daemon(options: options, log: log, library: library, configuration: configuration)
 
 let signalSources = daemon.installSignalHandlers()
 daemon.start(playlist)

@@ -17,17 +17,20 @@ struct LogCommand {
             }
             inputs = [sample.path]
         }
+        // One serial queue for every object of the run: async deliveries of the player, of
+        // its media and of libvlc's log stay in the order libvlc sent them.
+        let queue = DispatchQueue(label: "media-events.events")
         let library: VLCLibrary
         do {
-            library = try VLCLibrary(arguments: MediaInput.libraryArguments(audio: options.audio))
+            library = try VLCLibrary(arguments: MediaInput.libraryArguments(audio: options.audio),
+                                     logsConfiguration: options.dispatch.configuration(queue: queue))
         } catch {
             printError("media-events: \(error)")
             return 1
         }
         let log = EventLog(format: options.json ? .json : .text, filter: options.filter)
-        // One serial queue for every object of the run: async deliveries of the player and of
-        // its media stay in the order libvlc sent them.
-        let queue = DispatchQueue(label: "media-events.events")
+        let logSubscription = options.logLevel.map { log.printLibvlcLog(of: library, minimumLevel: $0) }
+        defer { logSubscription?.cancel() }
         var run = Run(library: library, log: log, queue: queue)
         for pass in 1...options.repeatCount {
             for (index, input) in inputs.enumerated() {
@@ -119,6 +122,10 @@ struct LogCommand {
             log.write(EventRecord(event), context: context)
             watch.note(event)
         }
+        // The end of the input comes from here, with the error messages libvlc logged for it:
+        // created before play(), so that it sees the input's Opening.
+        let causes = FailureCauseRecorder(player: player)
+        let endToken = causes.observe { end in watch.note(end) }
         player.media = media
         player.play()
         let outcome = await watch.outcome(limit: options.limit, openTimeout: options.openTimeout)
@@ -130,6 +137,8 @@ struct LogCommand {
             await withCheckedContinuation { continuation in run.queue.async { continuation.resume() } }
         }
         playerToken.cancel()
+        // Kept until here: its subscription does not keep it alive.
+        withExtendedLifetime(causes) { endToken.cancel() }
         mediaToken.cancel()
         return outcome
     }
@@ -156,7 +165,12 @@ final class PlaybackWatch: Sendable {
     private let state = Guarded(State())
 
     func note(_ event: MediaPlayerEvent) {
-        if let outcome = state.withLock({ $0.progress.note(event) }) { finish(outcome) }
+        state.withLock { $0.progress.note(event) }
+    }
+
+    /// The input ended: the outcome, with its cause when it failed.
+    func note(_ end: PlaybackEnd) {
+        finish(state.withLock { $0.progress.note(end) })
     }
 
     /// The outcome: the end or failure libvlc reported, or what the progress gives when the

@@ -1,5 +1,6 @@
 import Glibc
 import ExampleSupport
+import MediaEvents
 
 /// The options of `media-events log`.
 struct LogOptions {
@@ -13,6 +14,8 @@ struct LogOptions {
     var repeatCount = 1
     var audio = false
     var summary = false
+    /// libvlc's log messages of this level and above are printed (`--verbose`, `--log-level`).
+    var logLevel: LogLevel?
     var inputs: [String] = []
 
     static func parse(_ arguments: [String]) throws -> LogOptions {
@@ -35,6 +38,8 @@ struct LogOptions {
                 options.repeatCount = count
             case "--audio": options.audio = true
             case "--summary": options.summary = true
+            case "--verbose": options.logLevel = .debug
+            case "--log-level": options.logLevel = try reader.logLevel(for: argument)
             case "-h", "--help":
                 printOutput(Usage.log)
                 exit(0)

@@ -34,15 +34,21 @@ enum Usage {
           --repeat N             play the whole list N times
           --audio                real audio output (default: none, and no real-time pacing)
           --summary              at the end, counts per event, failures and wall time on stderr
+          --verbose              print libvlc's log messages too, as "libvlc" LogMessage
+                                 lines (level, module, object, text); = --log-level debug
+          --log-level LEVEL      only libvlc's messages of LEVEL and above: debug, notice,
+                                 warning or error (default: none printed)
 
         Exit status: 0 every media played to its end (or to --limit); 1 a media failed:
         libvlc reported EncounteredError (missing or empty file, unsupported URL scheme,
         connection refused), it ended without any audio or video track (random bytes, an
         empty directory) or it was not playing after --open-timeout; 1 also when the output
         cannot be written (a message says why); 141 the output pipe was closed (| head);
-        2 usage error. Each failure is one line on stderr: "media-events: MEDIA: what
-        happened". A stream cut short (a server closing mid-stream, a truncated file) ends
-        with EndReached in libvlc and counts as played.
+        2 usage error. Each failure is one line on stderr: "media-events: MEDIA: why",
+        libvlc's own error messages for it when it logged any ("cannot open file … (No such
+        file or directory)"), otherwise what the program saw. A stream cut short (a server
+        closing mid-stream, a truncated file) ends with EndReached in libvlc and counts as
+        played.
         """
 
     static let probe = """
