@@ -57,6 +57,9 @@ enum DeliveryContext {
         return false
     }
 
+    /// Whether a handler runs on this thread (of any route).
+    static var isInDelivery: Bool { pthread_getspecific(key) != nil }
+
     /// Whether a libvlc thread is waiting for a handler that runs on this thread: then a
     /// wait must not block.
     static var isInBlockingDelivery: Bool {

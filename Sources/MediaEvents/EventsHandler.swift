@@ -72,7 +72,14 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         queue = configuration.dispatchQueue
         mark = queue.map(QueueIdentity.mark)
         route = queue == nil ? .inline : configuration.isAsync ? .async : .sync
-        if route == .sync, let mark { QueueIdentity.registerForSync(mark) }
+        if let mark {
+            QueueIdentity.registerForDelivery(mark)
+            if route == .sync { mark.syncHandlers.add(1, ordering: .relaxed) }
+        }
+    }
+
+    deinit {
+        if route == .sync { mark.unsafelyUnwrapped.syncHandlers.subtract(1, ordering: .relaxed) }
     }
 
     /// This handler's identity in delivery frames and in the pending-work count.

@@ -46,14 +46,15 @@ enum ServiceQueues {
     }
 
     /// Gives a blocking wait a bounded slice at a time and tells it to give up when waiting
-    /// would deadlock: when this thread runs a block of a queue that a synchronous delivery
-    /// is waiting to enter (that delivery's thread holds libvlc's locks, which what is
-    /// awaited may need).
+    /// may deadlock: when it is made from a delivery or from a queue MediaEvents delivers to
+    /// while a synchronous delivery is waiting to enter its queue. That delivery's thread
+    /// holds libvlc's locks, which what is awaited may need, and its queue may be this one,
+    /// or one that targets it (which libdispatch does not let us ask about).
     static func wait(until done: (DispatchTime) -> Bool, timeout: DispatchTime) -> Bool {
         while true {
             let slice = min(timeout, .now() + .milliseconds(5))
             if done(slice) { return true }
-            if DispatchTime.now() >= timeout || QueueIdentity.isOnQueueAwaitedBySyncDelivery { return false }
+            if DispatchTime.now() >= timeout || QueueIdentity.waitMayDeadlock { return false }
         }
     }
 }
@@ -163,7 +164,9 @@ enum QueueIdentity {
         /// locks meanwhile): a wait made from a block of this queue must give up instead of
         /// waiting for work that may need those locks.
         let syncWaiters = Atomic<Int>(0)
-        fileprivate let isRegisteredForSync = Atomic<Bool>(false)
+        /// Live handlers whose synchronous configuration delivers to this queue.
+        let syncHandlers = Atomic<Int>(0)
+        fileprivate let isRegistered = Atomic<Bool>(false)
 
         /// The newest queued delivery's `Unmanaged` bits (each links to the one queued before
         /// it), or'ed with `drainActive`. A push that finds the bit clear sets it and
@@ -203,8 +206,9 @@ enum QueueIdentity {
         /// Runs batches until none is queued (lingering briefly for more after each), then
         /// returns the queue. Work queued while a drain runs is run by that same drain, so a
         /// block submitted to the queue after an event was sent runs after the event's delivery,
-        /// as with one `async` per event. Only a drain that has run for `drainSliceNanoseconds`
-        /// yields to the queue's other work first, so a continuous stream cannot starve it.
+        /// as with one `async` per event. A drain that has run for `drainSliceNanoseconds` runs
+        /// what is queued at that moment and gives the queue back, so a continuous stream
+        /// cannot starve the queue's other work.
         private func drain(on queue: DispatchQueue) {
             let start = Self.monotonicNanoseconds()
             repeat {
@@ -216,7 +220,11 @@ enum QueueIdentity {
                     return
                 }
             } while Self.monotonicNanoseconds() - start < Self.drainSliceNanoseconds
-            queue.async { self.drain(on: queue) }
+            // Slice used up: run what is queued now, then give the queue back. Re-queueing
+            // the drain instead would put these deliveries behind blocks submitted after
+            // their events; events pushed after this exchange find the bit clear and queue
+            // a drain of their own, ahead of any block submitted after them.
+            Self.runOldestFirst(head.exchange(0, ordering: .acquiringAndReleasing) & ~Self.drainActive)
         }
 
         /// Reverses the list (pushed newest first) and runs it in the order it was queued.
@@ -277,27 +285,30 @@ enum QueueIdentity {
         }
     }
 
-    /// Every mark a synchronous configuration delivers to; read only by waits, after a
-    /// slice of waiting, never per event.
-    private static let syncMarks = Protected<[Mark]>([])
+    /// Every mark a configuration delivers to; read by waits after a slice of waiting and by
+    /// `setMeta`, never per event.
+    private static let deliveryMarks = Protected<[Mark]>([])
 
-    /// Notes that synchronous deliveries go to `mark`'s queue; once per mark.
-    static func registerForSync(_ mark: Mark) {
-        if mark.isRegisteredForSync.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
-            syncMarks.withLock { $0.append(mark) }
+    /// Notes that deliveries go to `mark`'s queue; once per mark.
+    static func registerForDelivery(_ mark: Mark) {
+        if mark.isRegistered.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
+            deliveryMarks.withLock { $0.append(mark) }
         }
     }
 
-    /// Whether this thread runs a block of a queue (or of one targeting it) that a
-    /// synchronous delivery is waiting to enter.
-    static var isOnQueueAwaitedBySyncDelivery: Bool {
-        syncMarks.withLock { $0 }.contains { $0.syncWaiters.load(ordering: .acquiring) > 0 && isCurrent($0) }
+    /// Whether a wait made now may wait for its own caller: it runs in a delivery or on a
+    /// delivery queue while some synchronous delivery waits to enter its queue.
+    static var waitMayDeadlock: Bool {
+        let marks = deliveryMarks.withLock { $0 }
+        guard marks.contains(where: { $0.syncWaiters.load(ordering: .acquiring) > 0 }) else { return false }
+        return DeliveryContext.isInDelivery || marks.contains { isCurrent($0) }
     }
 
     /// Whether this thread runs a block of a queue (or of one targeting it) that a
-    /// synchronous configuration delivers to: a libvlc thread may be about to wait for it.
+    /// synchronous configuration of a live object delivers to: a libvlc thread holding locks
+    /// may be about to wait for it.
     static var isOnSyncDeliveryQueue: Bool {
-        syncMarks.withLock { $0 }.contains { isCurrent($0) }
+        deliveryMarks.withLock { $0 }.contains { $0.syncHandlers.load(ordering: .relaxed) > 0 && isCurrent($0) }
     }
 
     /// Whether the current thread runs a block of the queue that carries `mark`, or of a

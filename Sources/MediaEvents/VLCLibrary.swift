@@ -73,9 +73,9 @@ public final class VLCLibrary: Sendable {
     /// Callable from anywhere, handlers included. Inside a handler it does not wait for the
     /// objects whose events are being delivered on this thread (they cannot be released
     /// before the handler returns), so exiting from an `EndReached` handler works. It gives
-    /// up, returning `false` at once, when waiting could deadlock: on a queue that a
-    /// synchronous delivery is waiting to enter (that delivery's thread holds libvlc locks a
-    /// teardown may need).
+    /// up, returning `false`, when waiting could deadlock: made from a handler or from a
+    /// queue MediaEvents delivers to while a synchronous delivery waits to enter its queue
+    /// (that delivery's thread holds libvlc locks a teardown may need).
     ///
     /// - Returns: `false` if teardowns were still running after `timeout` seconds, or when
     ///   it gave up.

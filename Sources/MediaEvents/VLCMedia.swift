@@ -108,11 +108,12 @@ public final class VLCMedia: VLCEventSource {
     /// libvlc sends the event from inside its call, on the calling thread, holding the media's
     /// event lock. Called on an ordinary thread, the call and its event happen before this
     /// returns. Called where that lock could make it wait for its own caller — inside a
-    /// handler of any object, or on a queue that a synchronous configuration delivers to —
+    /// handler of any object, or on a queue that a synchronous configuration delivers to
+    /// (a delivery waiting for it may hold that lock) —
     /// the call is queued on the media's control queue instead (in call order), and
     /// `meta(_:)` already returns the new value.
     public func setMeta(_ key: MetaKey, _ value: String?) {
-        if DeliveryContext.isInBlockingDelivery || QueueIdentity.isOnSyncDeliveryQueue {
+        if DeliveryContext.isInDelivery || QueueIdentity.isOnSyncDeliveryQueue {
             let key = key.rawValue
             pendingMeta.withLock { $0[key, default: PendingMeta()].set(value) }
             let pendingMeta = pendingMeta

@@ -170,9 +170,10 @@ public final class VLCMediaList: VLCEventSource {
     ///
     /// Does not wait, and returns `false`, where waiting could never end: inside a handler
     /// that a libvlc thread waits for (inline or synchronous: the edit being applied may be
-    /// the one that sent the event), on the list's control queue, and on a queue that a
-    /// synchronous delivery is waiting to enter (it gives up when that happens while it
-    /// waits). Use `pendingEditsApplied()` there to go on once the edits are applied.
+    /// the one that sent the event) and on the list's control queue; and it gives up when,
+    /// made from a handler or from a queue MediaEvents delivers to, a synchronous delivery
+    /// waits to enter its queue meanwhile (that delivery may hold the list's lock). Use
+    /// `pendingEditsApplied()` there to go on once the edits are applied.
     ///
     /// - Returns: `true` once the edits are applied.
     @discardableResult
