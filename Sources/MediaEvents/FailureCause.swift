@@ -83,7 +83,9 @@ public final class FailureCauseRecorder: VLCEventSource {
     public let eventHub = EventHub<PlaybackEnd>()
     /// How the recorder's events are dispatched: the player's configuration.
     public let configuration: any EventsConfiguring
-    private let player: NativePointer
+    /// Kept, so that the native player outlives this recorder's listeners: they are detached
+    /// on the teardown queue, and the player's own teardown comes after its wrapper is gone.
+    private let player: VLCMediaPlayer
     private let logs: VLCLogSource
     private let tracker: InputTracker
 
@@ -93,10 +95,10 @@ public final class FailureCauseRecorder: VLCEventSource {
         configuration = player.configuration
         logs = player.library.logs
         tracker = InputTracker(router: logs.router)
-        // A reference of its own: the listeners are detached from the player's event manager
-        // on the teardown queue, after the player wrapper may be gone.
-        libvlc_media_player_retain(player.native.raw)
-        self.player = player.native
+        // The wrapper, not a native reference: `libvlc_media_player_retain` takes the player's
+        // object lock, which libvlc holds while `play` sends the media's events, so a recorder
+        // made in such a handler would wait for itself.
+        self.player = player
         logs.startCapturing()
         let handler = EventsHandler(object: self, configuration: configuration, companion: tracker)
         let table = NativeEventTable(
@@ -113,11 +115,12 @@ public final class FailureCauseRecorder: VLCEventSource {
         tracker.inputGone()
         logs.stopCapturing()
         let player = player
-        // The last release of the player may stop it (joining its input thread): never on a
-        // libvlc thread.
+        // Detaching waits for a running callback: never on a libvlc thread. The player wrapper
+        // is let go only afterwards (its own teardown then stops and releases the player on its
+        // control queue).
         ServiceQueues.pendingTeardowns.async(on: ServiceQueues.teardown) {
             table?.detachAll()
-            libvlc_media_player_release(player.raw)
+            withExtendedLifetime(player) {}
         }
     }
 }
