@@ -63,13 +63,15 @@ public enum AudioOutputWarning {
         let state = Guarded((causes: [String](), warned: false))
         return library.logs.observe(minimumLevel: .error) { message in
             let line: String? = state.withLock { state in
+                guard !state.warned else { return nil }
                 if message.objectType == "audio output", let module = message.module, module != "main" {
                     let text = oneLine(message.text)
                     if !state.causes.contains(text) { state.causes.append(text) }
                     return nil
                 }
-                guard message.objectType == "decoder", message.text == "failed to create audio output",
-                      !state.warned else { return nil }
+                guard message.objectType == "decoder", message.text == "failed to create audio output" else {
+                    return nil
+                }
                 state.warned = true
                 let cause = state.causes.isEmpty ? message.text : state.causes.joined(separator: "; ")
                 return "\(program): no audio output could be opened (\(cause)); playing without sound"
