@@ -51,6 +51,8 @@ do {
     exit(1)
 }
 
+// With --audio, a machine without a sound device plays silently: said once on stderr.
+let audioWarning = options.audio ? AudioOutputWarning.watch(library, program: "media-daemon") : nil
 let log = EventLog(format: .json, filter: options.filter, fd: logFD,
                    outputName: options.logFile ?? "standard output",
                    lastSeq: options.logFile == nil ? 0 : EventLog.lastSeq(inLogFile: logFD), wallClock: true)
@@ -58,6 +60,6 @@ let daemon = Daemon(options: options, log: log, library: library, configuration:
 
 let signalSources = daemon.installSignalHandlers()
 daemon.start(playlist)
-withExtendedLifetime(signalSources) {
+withExtendedLifetime((signalSources, audioWarning)) {
     dispatchMain()
 }

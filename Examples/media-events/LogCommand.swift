@@ -28,6 +28,9 @@ struct LogCommand {
             printError("media-events: \(error)")
             return 1
         }
+        // With --audio, a machine without a sound device plays silently: said once on stderr.
+        let audioWarning = options.audio ? AudioOutputWarning.watch(library, program: "media-events") : nil
+        defer { audioWarning?.cancel() }
         let log = EventLog(format: options.json ? .json : .text, filter: options.filter)
         let logSubscription = options.logLevel.map { log.printLibvlcLog(of: library, minimumLevel: $0) }
         defer { logSubscription?.cancel() }

@@ -84,8 +84,9 @@ struct ProbeCommand {
         return lines.joined(separator: "\n")
     }
 
-    /// `audio #0 mp3 (MPEG Audio layer 1/2/3) 2ch 44100Hz 128 kb/s [eng] "Commentary"`: what
-    /// libvlc does not know is left out.
+    /// `audio #0 mp3 (MPEG Audio layer 1/2/3) 2ch 44100Hz 128 kb/s [eng] "Commentary"`,
+    /// `video #1 h264 (H264 - MPEG-4 AVC (part 10)) 160x120 25 fps`: what libvlc does not
+    /// know is left out.
     private static func text(_ track: MediaTrack) -> String {
         var text = "\(track.type) #\(track.id) \(codec(track))"
         let description = track.codecDescription
@@ -93,6 +94,7 @@ struct ProbeCommand {
         if let channels = known(track.audioChannels) { text += " \(channels)ch" }
         if let rate = known(track.audioRate) { text += " \(rate)Hz" }
         if let width = known(track.videoWidth), let height = known(track.videoHeight) { text += " \(width)x\(height)" }
+        if let rate = frameRate(track) { text += " \(rate.encoded) fps" }
         if let bitrate = known(track.bitrate) { text += " \(bitrate / 1000) kb/s" }
         if let language = track.language, !language.isEmpty { text += " [\(language)]" }
         if let name = track.trackDescription, !name.isEmpty { text += " \"\(name)\"" }
@@ -114,8 +116,8 @@ struct ProbeCommand {
     }
 
     /// A track as ffprobe would show it where libvlc allows: fields it does not know (a bit
-    /// rate or a size of 0, no language) are left out. libvlc 3's track list has no frame
-    /// rate the library passes on, and titles/chapters need player calls it lacks.
+    /// rate, a size or a frame rate of 0, no language) are left out. Titles/chapters need
+    /// player calls the library lacks.
     private static func json(_ track: MediaTrack) -> JSONValue {
         var fields: [(String, JSONValue)] = [
             ("type", .string(track.type.description)), ("id", .int(Int64(track.id))),
@@ -131,7 +133,15 @@ struct ProbeCommand {
         add("rate", track.audioRate)
         add("width", track.videoWidth)
         add("height", track.videoHeight)
+        if let rate = frameRate(track) { fields.append(("frame_rate", rate)) }
         return .object(fields)
+    }
+
+    /// The frame rate as a short number: `25` for 25/1, `29.97` for 30000/1001.
+    private static func frameRate(_ track: MediaTrack) -> JSONValue? {
+        guard let rate = track.frameRate else { return nil }
+        let rounded = (rate * 1000).rounded() / 1000
+        return rounded == rounded.rounded() && abs(rounded) < 1e15 ? .int(Int64(rounded)) : .double(rounded)
     }
 
     /// The FourCC without the padding libvlc's short codes have ("mp3 " is "mp3").

@@ -26,6 +26,9 @@ public struct MediaTrack: Sendable, Hashable, CustomStringConvertible {
     /// Frame size in pixels (video tracks).
     public let videoWidth: Int?
     public let videoHeight: Int?
+    /// Frames per second (`i_frame_rate_num / i_frame_rate_den`, video tracks); `nil` when
+    /// libvlc does not know it (either is 0).
+    public let frameRate: Double?
     /// Text encoding (subtitle tracks).
     public let subtitleEncoding: String?
 
@@ -69,6 +72,10 @@ public struct MediaTrack: Sendable, Hashable, CustomStringConvertible {
         let video = type == .video ? track.video?.pointee : nil
         videoWidth = video.map { Int($0.i_width) }
         videoHeight = video.map { Int($0.i_height) }
+        frameRate = video.flatMap { video in
+            video.i_frame_rate_num > 0 && video.i_frame_rate_den > 0
+                ? Double(video.i_frame_rate_num) / Double(video.i_frame_rate_den) : nil
+        }
         subtitleEncoding = type == .text ? track.subtitle?.pointee.psz_encoding.map { String(cString: $0) } : nil
     }
 }

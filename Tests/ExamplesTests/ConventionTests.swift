@@ -40,19 +40,10 @@ final class ConventionTests: XCTestCase {
 
     /// A Matroska file with a video track and a tagged audio track (ffmpeg).
     private func taggedVideo() throws -> URL {
-        let url = try TestMedia.directory(name: "video").appendingPathComponent("tagged.mkv")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        process.arguments = ["-loglevel", "error", "-f", "lavfi", "-i", "testsrc=duration=1:size=160x120:rate=25",
-                             "-f", "lavfi", "-i", "sine=duration=1", "-c:v", "mpeg4", "-c:a", "libvorbis",
-                             "-metadata:s:a:0", "language=fra", "-metadata:s:a:0", "title=Commentary", url.path]
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ProgramFailure(description: "ffmpeg failed (install it: Scripts/install-deps.sh)")
-        }
-        return url
+        try TestMedia.ffmpeg(["-f", "lavfi", "-i", "testsrc=duration=1:size=160x120:rate=25",
+                              "-f", "lavfi", "-i", "sine=duration=1", "-c:v", "mpeg4", "-c:a", "libvorbis",
+                              "-metadata:s:a:0", "language=fra", "-metadata:s:a:0", "title=Commentary"],
+                             name: "tagged.mkv")
     }
 
     func testProbe_whenTracks_printsTrimmedCodecsTheirTagsAndLeavesUnknownFieldsOut() throws {

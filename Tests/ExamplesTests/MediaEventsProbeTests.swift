@@ -23,6 +23,34 @@ final class MediaEventsProbeTests: XCTestCase {
         XCTAssertTrue(result.stdout.contains("track:    "), result.stdout)
     }
 
+    func testProbe_whenVideo_printsItsSizeAndFrameRate() throws {
+        let video = try TestMedia.h264(size: "160x120", rate: "25")
+        let result = try runProgram("media-events", ["probe", "--json", video.path], timeout: 60)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let tracks = try XCTUnwrap(try result.jsonLines().first?["tracks"] as? [[String: Any]])
+        let track = try XCTUnwrap(tracks.first { $0["type"] as? String == "video" }, "\(tracks)")
+        XCTAssertEqual(track["codec"] as? String, "h264")
+        XCTAssertEqual(track["width"] as? Int, 160)
+        XCTAssertEqual(track["height"] as? Int, 120)
+        XCTAssertEqual(track["frame_rate"] as? Double, 25)
+        XCTAssertTrue(result.stdout.contains("\"frame_rate\":25}") || result.stdout.contains("\"frame_rate\":25,"),
+                      "a whole rate prints as 25, not 25.0: \(result.stdout)")
+
+        let text = try runProgram("media-events", ["probe", video.path], timeout: 60)
+        XCTAssertTrue(text.stdout.contains(" 160x120 25 fps"), text.stdout)
+
+        let ntsc = try TestMedia.h264(rate: "30000/1001", name: "ntsc.mp4")
+        let ntscTracks = try XCTUnwrap(try runProgram("media-events", ["probe", "--json", ntsc.path], timeout: 60)
+            .jsonLines().first?["tracks"] as? [[String: Any]])
+        XCTAssertEqual(ntscTracks.first?["frame_rate"] as? Double, 29.97, "30000/1001, short")
+    }
+
+    func testProbe_whenAudio_leavesFrameRateOut() throws {
+        let result = try runProgram("media-events", ["probe", "--json", try TestMedia.wav(seconds: 0.5).path], timeout: 60)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertFalse(result.stdout.contains("frame_rate"), result.stdout)
+    }
+
     func testProbe_whenUnparseable_exitsOne() throws {
         for input in [try TestMedia.missing().path, try TestMedia.randomBytes(count: 4096).path] {
             let result = try runProgram("media-events", ["probe", input], timeout: 60)

@@ -154,6 +154,35 @@ enum TestMedia {
         return out
     }
 
+    // MARK: Video (ffmpeg)
+
+    /// A file `ffmpeg` writes from `arguments` (its inputs and codecs, e.g. `-f lavfi -i
+    /// testsrc=…`), named `name` in a fresh directory: video test media.
+    ///     apt-get install ffmpeg
+    static func ffmpeg(_ arguments: [String], name: String) throws -> URL {
+        let url = try freshDirectory().appendingPathComponent(name)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        process.arguments = ["-loglevel", "error", "-nostdin"] + arguments + [url.path]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        do { try process.run() } catch {
+            throw Failure(description: "ffmpeg not found (\(error)): install it with Scripts/install-deps.sh")
+        }
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Failure(description: "ffmpeg could not write \(name) (exit \(process.terminationStatus)); Scripts/install-deps.sh installs it")
+        }
+        return url
+    }
+
+    /// One second of ffmpeg's test pattern as H.264 in Matroska (`name`'s extension chooses
+    /// the container): `size` pixels at `rate` frames per second (`25`, `30000/1001`).
+    static func h264(size: String = "160x120", rate: String = "25", name: String = "testsrc.mkv") throws -> URL {
+        try ffmpeg(["-f", "lavfi", "-i", "testsrc=size=\(size):rate=\(rate)", "-t", "1",
+                    "-c:v", "libx264", "-pix_fmt", "yuv420p"], name: name)
+    }
+
     // MARK: Playlists and broken files
 
     /// An extended M3U playlist listing `entries` (as absolute URLs, percent-encoded, so paths with
