@@ -51,8 +51,18 @@ public final class EventHub<Event: VLCEvent>: Sendable {
     /// Adds `sink`; returns `false` (and does not add it) once the source has been torn down.
     func add(_ sink: any EventSink<Event>) -> Bool {
         // Attached outside the lock (a no-op once attached): libvlc may wait for a running
-        // callback, and a callback publishing to this hub takes the lock.
-        state.withLock { $0.table }?.attachIfNeeded()
+        // callback, and a callback publishing to this hub takes the lock. A first subscription
+        // to a wrapper made for an event, made inside a handler or on a queue a synchronous
+        // delivery may be waiting for, attaches on the teardown queue instead: the thread that
+        // waits for this one may hold that object's event lock. It then receives the events
+        // sent once that is done.
+        if let table = state.withLock({ $0.table }), !table.isAttached {
+            if DeliveryContext.isInDelivery || QueueIdentity.isOnSyncDeliveryQueue {
+                ServiceQueues.pendingTeardowns.async(on: ServiceQueues.teardown) { table.attachIfNeeded() }
+            } else {
+                table.attachIfNeeded()
+            }
+        }
         return state.withLock { state in
             if state.finished { return false }
             state.sinks.append(sink)

@@ -90,7 +90,9 @@ public final class FailureCauseRecorder: VLCEventSource {
     private let tracker: InputTracker
 
     /// Starts recording the causes of `player`'s failures. Create it before `play()`: an input
-    /// already running when it is created gets `cause: nil`.
+    /// already running when it is created gets `cause: nil`. Made inside a handler (or on a
+    /// queue a synchronous configuration delivers to) it attaches on a MediaEvents queue, so it
+    /// may miss an input that opens right away.
     public init(player: VLCMediaPlayer) {
         configuration = player.configuration
         logs = player.library.logs
@@ -106,8 +108,17 @@ public final class FailureCauseRecorder: VLCEventSource {
             types: [libvlc_MediaPlayerOpening, libvlc_MediaPlayerStopped, libvlc_MediaPlayerEndReached,
                     libvlc_MediaPlayerEncounteredError].map { Int32($0.rawValue) },
             callback: recorderCallback, handler: handler)
-        // At once: the next Opening must be seen whether or not anyone subscribed yet.
-        eventHub.bind(table, attachNow: true)
+        // At once: the next Opening must be seen whether or not anyone subscribed yet. Except
+        // where attaching could wait for its own caller (inside a handler, or on a queue a
+        // synchronous delivery may be waiting for, whose thread may hold the player's event
+        // lock): there it is done on the teardown queue, and recording starts with the first
+        // input that opens after it.
+        if DeliveryContext.isInDelivery || QueueIdentity.isOnSyncDeliveryQueue {
+            eventHub.bind(table, attachNow: false)
+            ServiceQueues.pendingTeardowns.async(on: ServiceQueues.teardown) { table.attachIfNeeded() }
+        } else {
+            eventHub.bind(table, attachNow: true)
+        }
     }
 
     deinit {

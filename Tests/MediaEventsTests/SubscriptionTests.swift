@@ -74,7 +74,8 @@ final class SubscriptionTests: XCTestCase {
         var media: VLCMedia? = makeMedia(SharedMedia.shortWAV)
         let tokens = (0..<10).map { _ in media!.observe(onCompletion: { completions.increment() }) { _ in } }
         media = nil
-        XCTAssertEqual(completions.count, 10)
+        // Completions run on the release queue, just after the teardown.
+        XCTAssertTrue(waitUntil(20) { completions.count == 10 }, "\(completions.count)")
         XCTAssertTrue(tokens.allSatisfy { !$0.isActive })
         tokens.forEach { $0.cancel() }  // cancel after completion: no second completion
         XCTAssertEqual(completions.count, 10)
@@ -176,7 +177,7 @@ final class SubscriptionTests: XCTestCase {
         media = nil
         // The delivery's own reference is dropped on the release queue, shortly after.
         XCTAssertTrue(waitUntil(20) { weakMedia.value == nil }, "the subscription kept the media alive")
-        XCTAssertEqual(completions.count, 1)
+        XCTAssertTrue(waitUntil(20) { completions.count == 1 }, "\(completions.count)")
         XCTAssertFalse(token.isActive)
         token.cancel()
     }
