@@ -1,4 +1,5 @@
 import CLibVLC
+import Dispatch
 
 /// What libvlc may do to parse a media (`libvlc_media_parse_flag_t`).
 public struct ParseOptions: OptionSet, Sendable {
@@ -56,7 +57,9 @@ extension VLCMedia {
     ///
     /// - Parameters:
     ///   - options: what libvlc may do.
-    ///   - timeout: `nil` uses libvlc's default (`--preparse-timeout`, 5 s).
+    ///   - timeout: `nil` uses libvlc's default (`--preparse-timeout`, 5 s). When given, the
+    ///     call returns within it plus two seconds even if libvlc never reports the end (a
+    ///     stop crossing a new parse of the same media): with the media's status, or `.timeout`.
     /// - Throws: `VLCError.parseFailed` when libvlc refuses to start, `CancellationError`
     ///   when the task is cancelled, before the call (nothing is started) or while it waits
     ///   (the parse is then stopped).
@@ -86,6 +89,18 @@ extension VLCMedia {
         // idempotent).
         let status = parsedStatus
         if status != .none { waiter.finish(.success(status)) }
+        // libvlc ends every parse with MediaParsedChanged, within its timeout, except when a
+        // stop and a new parse of the same media cross (its `parse_stop` then swallows the
+        // end): a bounded wait answers from the media's status then, `.timeout` if none.
+        if let timeout {
+            let (seconds, attoseconds) = timeout.components
+            let grace = Double(seconds) + Double(attoseconds) / 1e18 + 2
+            let media = self
+            ServiceQueues.release.asyncAfter(deadline: .now() + .milliseconds(Int(grace * 1000))) {
+                let status = media.parsedStatus
+                waiter.finish(.success(status == .none ? .timeout : status))
+            }
+        }
         return try await withTaskCancellationHandler {
             try await waiter.wait()
         } onCancel: {
