@@ -116,7 +116,13 @@ final class MediaDaemonTests: XCTestCase {
         print(String(format: "daemon soak: %d plays after warm-up; RSS %.1f MB -> %.1f MB (%+.1f MB)",
                      endsSoFar() - warmUp, Double(warm) / 1_048_576, Double(end) / 1_048_576, growthMB))
         XCTAssertGreaterThan(warm, 0, "RSS readable")
-        XCTAssertLessThan(growthMB, 8, "the daemon's memory grows while looping")
+        // Under AddressSanitizer (the daemon is built like this test) its quarantine keeps freed
+        // memory, so resident memory says nothing about leaks there.
+        if isAddressSanitized() {
+            print("daemon soak: AddressSanitizer build: the resident-memory bound is not meaningful and not checked")
+        } else {
+            XCTAssertLessThan(growthMB, 8, "the daemon's memory grows while looping")
+        }
         daemon.send(SIGTERM)
         let result = try daemon.finish(timeout: 30)
         XCTAssertEqual(result.status, 0, result.stderr)
@@ -159,4 +165,11 @@ final class MediaDaemonTests: XCTestCase {
         XCTAssertEqual(missing.status, 1)
         XCTAssertTrue(missing.stderr.contains("cannot read the playlist"), missing.stderr)
     }
+}
+
+/// Whether this process (and so the programs built with it) runs with AddressSanitizer's runtime.
+private func isAddressSanitized() -> Bool {
+    guard let process = dlopen(nil, RTLD_NOW) else { return false }
+    defer { dlclose(process) }
+    return dlsym(process, "__asan_init") != nil
 }
