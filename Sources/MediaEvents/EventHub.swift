@@ -40,10 +40,6 @@ public final class EventHub<Event: VLCEvent>: Sendable {
     /// a listener attached at once would be called by the same send, make another wrapper,
     /// and so on without end.
     func bind(_ table: NativeEventTable, attachNow: Bool) {
-        bind(attachNow: attachNow, table)
-    }
-
-    func bind(attachNow: Bool, _ table: NativeEventTable) {
         if attachNow { table.attachIfNeeded() }
         state.withLock { $0.table = table }
     }

@@ -88,10 +88,10 @@ public final class VLCMediaDiscoverer: VLCEventSource {
         }
         mediaList = VLCMediaList(adopting: list, configuration: configuration)
         let handler = EventsHandler(object: self, configuration: configuration)
-        eventHub.bind(attachNow: true, NativeEventTable(
+        eventHub.bind(NativeEventTable(
             manager: DiscovererEventManager.get(discoverer),
             types: MediaDiscovererEvent.Kind.allCases.map(\.nativeType),
-            callback: mediaDiscovererCallback, handler: handler))
+            callback: mediaDiscovererCallback, handler: handler), attachNow: true)
     }
 
     deinit {

@@ -76,10 +76,10 @@ public final class VLCMediaListPlayer: VLCEventSource {
         let player = mediaPlayer.native
         control.perform { libvlc_media_list_player_set_media_player($0, player.raw) }
         let handler = EventsHandler(object: self, configuration: self.configuration)
-        eventHub.bind(attachNow: true, NativeEventTable(
+        eventHub.bind(NativeEventTable(
             manager: libvlc_media_list_player_event_manager(listPlayer),
             types: MediaListPlayerEvent.Kind.allCases.map(\.nativeType),
-            callback: listPlayerCallback, handler: handler))
+            callback: listPlayerCallback, handler: handler), attachNow: true)
     }
 
     deinit {

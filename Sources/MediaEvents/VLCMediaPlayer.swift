@@ -88,9 +88,8 @@ public final class VLCMediaPlayer: VLCEventSource {
                 guard current.pendingSets == 0, let seen else { return current.wrapper }
                 let mine = current.wrapper.map { UInt(bitPattern: UnsafeRawPointer($0.native.raw)) } ?? 0
                 if seen.native == mine { return current.wrapper }
-                // The cache still holds `seen.wrapper`: replacing the old one here drops
-                // nothing that could be its last reference but the old wrapper, which goes to
-                // the release queue below via `previous`.
+                // Another media (a list player's item): the cache's wrapper of it, which the
+                // cache keeps until the next MediaChanged.
                 return seen.wrapper
             }
         }

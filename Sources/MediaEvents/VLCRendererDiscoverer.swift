@@ -55,10 +55,10 @@ public final class VLCRendererDiscoverer: VLCEventSource {
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
         control = ControlQueue(for: "renderers", native: discoverer)
         let handler = EventsHandler(object: self, configuration: self.configuration)
-        eventHub.bind(attachNow: true, NativeEventTable(
+        eventHub.bind(NativeEventTable(
             manager: libvlc_renderer_discoverer_event_manager(discoverer),
             types: RendererDiscovererEvent.Kind.allCases.map(\.nativeType),
-            callback: rendererCallback, handler: handler))
+            callback: rendererCallback, handler: handler), attachNow: true)
     }
 
     deinit {

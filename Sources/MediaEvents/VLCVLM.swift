@@ -44,9 +44,9 @@ public final class VLCVLM: VLCEventSource {
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
         let manager = try shared.open(library)
         let handler = EventsHandler(object: self, configuration: self.configuration)
-        eventHub.bind(attachNow: true, NativeEventTable(
+        eventHub.bind(NativeEventTable(
             manager: manager.raw, types: VLMEvent.Kind.allCases.map(\.nativeType),
-            callback: vlmCallback, handler: handler))
+            callback: vlmCallback, handler: handler), attachNow: true)
     }
 
     deinit {
