@@ -1,5 +1,5 @@
 
-/// The player's state, media, time, position, length and seekability as its events last
+/// The player's state, media, time, position, length, seekability, title and chapter as its events last
 /// reported them.
 ///
 /// libvlc's getters for these take locks that libvlc holds while it sends events: the input
@@ -17,6 +17,8 @@ final class PlaybackCache: Sendable {
         var length: Int64 = -1
         var isSeekable = false
         var isPausable = false
+        var title = -1
+        var chapter = -1
     }
 
     /// The media the player's last `MediaChanged` carried.
@@ -49,6 +51,8 @@ final class PlaybackCache: Sendable {
         case .lengthChanged(let ms): values.withLock { $0.length = ms }
         case .seekableChanged(let flag): values.withLock { $0.isSeekable = flag }
         case .pausableChanged(let flag): values.withLock { $0.isPausable = flag }
+        case .titleChanged(let title): values.withLock { $0.title = title }
+        case .chapterChanged(let chapter): values.withLock { $0.chapter = chapter }
         // libvlc's getters answer -1 once the input is gone; so does the cache.
         case .stopped: values.withLock { $0 = Values(state: .stopped) }
         case .mediaChanged(let new):

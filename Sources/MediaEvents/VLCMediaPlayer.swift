@@ -3,7 +3,8 @@ import Dispatch
 
 /// A media player.
 ///
-/// Control calls (`play`, `pause`, `stop`, setting `media`, seeking, volume) never block:
+/// Control calls (`play`, `pause`, `stop`, setting `media`, seeking, volume, tracks,
+/// chapters, rate) never block:
 /// they are carried out in order on the player's own control queue, so they are safe from
 /// any thread, a handler of this player's events included (raw libvlc hangs forever when
 /// `stop` runs on the thread that sends the player's events). The `…AndWait` variants return
@@ -195,6 +196,9 @@ public final class VLCMediaPlayer: VLCEventSource {
         get { cache.current.position }
         set { perform { libvlc_media_player_set_position($0, newValue) } }
     }
+
+    /// The values the player's last events reported.
+    var cachedValues: PlaybackCache.Values { cache.current }
 
     /// The length of the current media in milliseconds (-1 while unknown).
     public var length: Int64 { cache.current.length }

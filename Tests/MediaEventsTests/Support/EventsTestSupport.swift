@@ -13,12 +13,29 @@ enum TestLibrary {
     static let shared: VLCLibrary = {
         do { return try VLCLibrary() } catch { fatalError("VLCLibrary() failed: \(error)") }
     }()
+
+    /// Headless with an audio output that has a volume: ALSA's `null` device (discards the
+    /// samples; no sound card needed), so that `AudioVolume`, `Muted`, `Unmuted` and
+    /// `AudioDevice` are sent (`adummy` has no volume and sends none of them).
+    static let withMixer: VLCLibrary = {
+        let arguments = VLCLibrary.headlessArguments.map { $0 == "--aout=adummy" ? "--aout=alsa" : $0 }
+            + ["--alsa-audio-device=null"]
+        do { return try VLCLibrary(arguments: arguments) } catch { fatalError("VLCLibrary(ALSA null) failed: \(error)") }
+    }()
 }
 
 /// A short WAV generated once per process, for tests that only need "something that plays".
 enum SharedMedia {
     static let shortWAV: URL = {
         do { return try TestMedia.wav(seconds: 0.3) } catch { fatalError("\(error)") }
+    }()
+    /// A 6-second movie: video, two audio tracks, subtitles, three chapters (`TestMedia.movie`).
+    static let movie: URL = {
+        do { return try TestMedia.movie() } catch { fatalError("\(error)") }
+    }()
+    /// A 1.5-second movie of the same kind, for the matrix.
+    static let shortMovie: URL = {
+        do { return try TestMedia.movie(seconds: 1.5, name: "short-movie.mkv") } catch { fatalError("\(error)") }
     }()
     static let twoSecondWAV: URL = {
         do { return try TestMedia.wav(seconds: 2) } catch { fatalError("\(error)") }

@@ -183,6 +183,39 @@ enum TestMedia {
                     "-c:v", "libx264", "-pix_fmt", "yuv420p"], name: name)
     }
 
+    /// A movie as media tools meet them: H.264 video (160×120, 25 fps), two Vorbis audio
+    /// tracks (`eng` "English" at 440 Hz, `fra` "Français" at 880 Hz), an SRT subtitle track
+    /// (`eng`), and `chapters` equal chapters named "Chapter 1", "Chapter 2", … over `seconds`,
+    /// in Matroska (`name`'s extension chooses the container).
+    static func movie(seconds: Double = 6, chapters: Int = 3, name: String = "movie.mkv") throws -> URL {
+        let directory = try freshDirectory()
+        let milliseconds = Int(seconds * 1000)
+        var metadata = ";FFMETADATA1\ntitle=Test movie\n"
+        for index in 0..<chapters {
+            metadata += "[CHAPTER]\nTIMEBASE=1/1000\nSTART=\(milliseconds * index / chapters)\n"
+            metadata += "END=\(milliseconds * (index + 1) / chapters)\ntitle=Chapter \(index + 1)\n"
+        }
+        let metadataURL = directory.appendingPathComponent("chapters.txt")
+        try write(Data(metadata.utf8), to: metadataURL)
+        var subtitles = ""
+        for second in 0..<max(1, Int(seconds)) {
+            subtitles += "\(second + 1)\n00:00:\(String(format: "%02d", second)),000 --> 00:00:\(String(format: "%02d", second)),900\nLine \(second + 1)\n\n"
+        }
+        let subtitlesURL = directory.appendingPathComponent("subtitles.srt")
+        try write(Data(subtitles.utf8), to: subtitlesURL)
+        return try ffmpeg([
+            "-f", "lavfi", "-i", "testsrc=size=160x120:rate=25",
+            "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=22050",
+            "-f", "lavfi", "-i", "sine=frequency=880:sample_rate=22050",
+            "-i", subtitlesURL.path, "-i", metadataURL.path,
+            "-map", "0:v", "-map", "1:a", "-map", "2:a", "-map", "3:s", "-map_metadata", "4", "-map_chapters", "4",
+            "-t", "\(seconds)", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "libvorbis", "-c:s", "srt",
+            "-metadata:s:a:0", "language=eng", "-metadata:s:a:0", "title=English",
+            "-metadata:s:a:1", "language=fra", "-metadata:s:a:1", "title=Français",
+            "-metadata:s:s:0", "language=eng",
+        ], name: name)
+    }
+
     // MARK: Playlists and broken files
 
     /// An extended M3U playlist listing `entries` (as absolute URLs, percent-encoded, so paths with
