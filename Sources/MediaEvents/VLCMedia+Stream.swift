@@ -57,7 +57,9 @@ extension VLCMedia {
     /// stream stay alive until libvlc has closed them and freed its media (a player may keep
     /// playing a media whose wrapper is gone), and their last references are dropped on
     /// MediaEvents' release queue, never on libvlc's thread. A throwing `open` fails that
-    /// playback or parse (`EncounteredError`, `failed`).
+    /// playback (`EncounteredError`). libvlc 3's preparser never parses such a media (it
+    /// parses files, directories and playlists; `parse` answers `skipped` whatever the
+    /// options): its tracks and duration are known once it plays.
     public convenience init(library: VLCLibrary, configuration: (any EventsConfiguring)? = nil,
                             open: @escaping @Sendable () throws -> any VLCMediaStream) {
         let source = Unmanaged.passRetained(StreamSource(open: open)).toOpaque()
