@@ -98,7 +98,8 @@ final class NativeEventTable: Sendable {
 func deliverNativeEvent<Source: VLCEventSource>(
     _ event: UnsafePointer<libvlc_event_t>?, _ userData: UnsafeMutableRawPointer?,
     to source: Source.Type, _ convert: (libvlc_event_t) -> Source.Event?,
-    beforeDispatch: (EventsHandler<Source>, Source.Event) -> Void = { _, _ in }
+    beforeDispatch: (EventsHandler<Source>, Source.Event) -> Void = { _, _ in },
+    detour: ((EventsHandler<Source>, Source.Event, UInt) -> Bool)? = nil
 ) {
     guard let event, let userData else { return }
     // Borrowed without a retain: the native event table holds the handler until every
@@ -107,7 +108,9 @@ func deliverNativeEvent<Source: VLCEventSource>(
         guard let typed = convert(event.pointee) else { return }
         beforeDispatch(handler, typed)
         let sender = UInt(bitPattern: event.pointee.p_obj)
-        handler.handle(typed, sender: sender) { source, event in source.eventHub.publish(event) }
+        if detour?(handler, typed, sender) != true {
+            handler.handle(typed, sender: sender) { source, event in source.eventHub.publish(event) }
+        }
         // The wrappers an event carries (a media it lends, list items) were made for it here;
         // their last reference must not go on this libvlc thread.
         if typed.holdsWrappers { ServiceQueues.releaseLater(consume typed) }

@@ -73,15 +73,48 @@ final class FidelityTests: XCTestCase {
         try assertFidelity(try TestMedia.encoded(.mp3, seconds: 0.5), label: "mp3")
     }
 
-    private func assertFidelity(_ url: URL, label: String, file: StaticString = #filePath, line: UInt = #line) throws {
+    /// A movie (video, two audio tracks, subtitles, chapters) on an audio output with a
+    /// volume, with the calls that provoke the rest of the player's events once it plays:
+    /// track selection, a chapter jump, a snapshot, volume, mute and device.
+    func testFidelity_whenPlayingMovieWithPlayerCalls_matchesRawListener() throws {
+        let snapshots = try TestMedia.directory(name: "fidelity-snapshots")
+        let expected = [libvlc_MediaPlayerVout, libvlc_MediaPlayerESSelected, libvlc_MediaPlayerChapterChanged,
+                        libvlc_MediaPlayerTitleChanged, libvlc_MediaPlayerSnapshotTaken, libvlc_MediaPlayerAudioVolume,
+                        libvlc_MediaPlayerMuted, libvlc_MediaPlayerUnmuted, libvlc_MediaPlayerAudioDevice]
+        try assertFidelity(SharedMedia.shortMovie, label: "movie", library: TestLibrary.withMixer, expecting: expected) {
+            player, mode, raw in
+            // A snapshot needs the video output, and a volume the audio output.
+            XCTAssertTrue(raw.wait(for: libvlc_MediaPlayerVout, timeout: 10), "movie/\(mode): no Vout")
+            XCTAssertTrue(waitUntil(10) { player.volume >= 0 }, "movie/\(mode): no audio output")
+            player.selectTrack(2, of: .audio)
+            player.selectTrack(3, of: .text)
+            player.setChapter(1)
+            player.volume = 50
+            player.isMuted = true
+            XCTAssertTrue(raw.wait(for: libvlc_MediaPlayerMuted, timeout: 10), "movie/\(mode): no Muted")
+            player.isMuted = false
+            player.setAudioOutputDevice("null")
+            let done = DispatchSemaphore(value: 0)
+            Task {
+                _ = try? await player.takeSnapshot(to: snapshots.appendingPathComponent("\(mode).png").path)
+                done.signal()
+            }
+            _ = done.wait(timeout: .now() + 10)
+        }
+    }
+
+    private func assertFidelity(_ url: URL, label: String, library: VLCLibrary = TestLibrary.shared,
+                                expecting expected: [libvlc_event_e] = [],
+                                file: StaticString = #filePath, line: UInt = #line,
+                                whilePlaying calls: (@Sendable (VLCMediaPlayer, DispatchMode, RawEventRecorder) -> Void)? = nil) throws {
         for mode in DispatchMode.allCases {
             let (configuration, _) = mode.make()
             let raw = RawEventRecorder()
             let playerEvents = Recorder<Flat>()
             let mediaEvents = Recorder<Flat>()
             runWithDeadline(40, "\(label)/\(mode): fidelity playback", file: file, line: line) {
-                let media = makeMedia(url, configuration: configuration)
-                let player = VLCMediaPlayer(library: TestLibrary.shared, configuration: configuration)
+                let media = VLCMedia(path: url.path, library: library, configuration: configuration)
+                let player = VLCMediaPlayer(library: library, configuration: configuration)
                 // MediaEvents attaches first (on subscription), the raw listener second: libvlc
                 // calls both from the same libvlc_event_send, one after the other.
                 let playerToken = player.observe { playerEvents.record(Flat($0)) }
@@ -92,6 +125,11 @@ final class FidelityTests: XCTestCase {
                            types: RawEventRecorder.mediaEventTypes)
                 player.media = media
                 player.play()
+                if let calls {
+                    XCTAssertTrue(raw.wait(for: libvlc_MediaPlayerPlaying, timeout: 30), "\(label)/\(mode): \(raw.names)",
+                                  file: file, line: line)
+                    calls(player, mode, raw)
+                }
                 XCTAssertTrue(raw.wait(for: libvlc_MediaPlayerEndReached, timeout: 30), "\(label)/\(mode): \(raw.names)",
                               file: file, line: line)
                 let stopped = DispatchSemaphore(value: 0)
@@ -113,6 +151,11 @@ final class FidelityTests: XCTestCase {
             let rawPlayer = raw.events.filter { $0.sourceTag == 1 }.map(Flat.init)
             let rawMedia = raw.events.filter { $0.sourceTag == 2 }.map(Flat.init)
             XCTAssertGreaterThan(rawPlayer.count, 5, "\(label)/\(mode): \(rawPlayer)", file: file, line: line)
+            for type in expected {
+                XCTAssertTrue(rawPlayer.contains { $0.type == Int32(bitPattern: type.rawValue) },
+                              "\(label)/\(mode): no \(RawEventRecorder.name(of: Int32(bitPattern: type.rawValue)))",
+                              file: file, line: line)
+            }
             XCTAssertEqual(playerEvents.values, rawPlayer, "\(label)/\(mode): player events differ",
                            file: file, line: line)
             XCTAssertEqual(mediaEvents.values, rawMedia, "\(label)/\(mode): media events differ",
