@@ -15,6 +15,9 @@ struct ProbeCommand {
         let meta: [(String, String)]
         let tracks: [MediaTrack]
         let subItems: [String]
+        /// Titles with their chapters (read from a briefly opened player: libvlc knows them
+        /// only while an input runs).
+        var titles: [(title: TitleDescription, chapters: [ChapterDescription])] = []
 
         /// libvlc says `done` for bytes it can open but not decode: without a track or a
         /// sub-item there is nothing to play, so that counts as a failure too.
@@ -64,6 +67,9 @@ struct ProbeCommand {
                 meta: MetaKey.allKeys.compactMap { key in media.meta(key).map { (key.name, $0) } },
                 tracks: media.tracks, subItems: media.subItems.map(\.mrl))
             report.timeoutText = "\(options.timeout) s"
+            if options.chapters, report.failure == nil, !report.tracks.isEmpty {
+                report.titles = await Self.titles(of: media, library: library, timeout: options.timeout)
+            }
             printOutput(options.json ? json(report) : text(report))
             if let failure = report.failure {
                 printError("media-events: \(input): \(failure)")
@@ -71,6 +77,24 @@ struct ProbeCommand {
             }
         }
         return failed ? 1 : 0
+    }
+
+    /// Opens `media` in a player until it plays, reads its titles and chapters, and stops.
+    /// Media without titles (a WAV) give none.
+    private static func titles(of media: VLCMedia, library: VLCLibrary, timeout: Double)
+        async -> [(title: TitleDescription, chapters: [ChapterDescription])] {
+        let player = VLCMediaPlayer(media: media, library: library)
+        defer { player.stop() }
+        guard let event = try? await player.play(until: .playing, .endReached, .encounteredError,
+                                                 timeout: .milliseconds(Int64(timeout * 1000))),
+              event.kind == .playing
+        else { return [] }
+        var titles: [(title: TitleDescription, chapters: [ChapterDescription])] = []
+        for (index, title) in await player.titles().enumerated() {
+            titles.append((title, await player.chapters(ofTitle: index)))
+        }
+        await player.stopAndWait()
+        return titles
     }
 
     private func text(_ report: Report) -> String {
@@ -81,6 +105,16 @@ struct ProbeCommand {
         for (key, value) in report.meta { lines.append("  meta:     \(key)=\(value)") }
         for track in report.tracks { lines.append("  track:    \(Self.text(track))") }
         for item in report.subItems { lines.append("  sub-item: \(item)") }
+        for (index, entry) in report.titles.enumerated() {
+            var line = "  title:    #\(index) \(Self.seconds(entry.title.duration)) s"
+            if let name = entry.title.name { line += " \"\(name)\"" }
+            lines.append(line)
+            for (number, chapter) in entry.chapters.enumerated() {
+                var line = "  chapter:  #\(index).\(number) at \(Self.seconds(chapter.offset)) s for \(Self.seconds(chapter.duration)) s"
+                if let name = chapter.name { line += " \"\(name)\"" }
+                lines.append(line)
+            }
+        }
         return lines.joined(separator: "\n")
     }
 
@@ -112,12 +146,25 @@ struct ProbeCommand {
             ("tracks", .array(report.tracks.map(Self.json))),
             ("sub_items", .array(report.subItems.map { .string($0) })),
         ]
+        if !report.titles.isEmpty {
+            fields.append(("titles", .array(report.titles.map { entry in
+                var title: [(String, JSONValue)] = []
+                if let name = entry.title.name { title.append(("name", .string(name))) }
+                title.append(("duration_ms", .int(entry.title.duration)))
+                title.append(("chapters", .array(entry.chapters.map { chapter in
+                    var fields: [(String, JSONValue)] = []
+                    if let name = chapter.name { fields.append(("name", .string(name))) }
+                    fields += [("offset_ms", .int(chapter.offset)), ("duration_ms", .int(chapter.duration))]
+                    return .object(fields)
+                })))
+                return .object(title)
+            })))
+        }
         return JSON.line(fields)
     }
 
     /// A track as ffprobe would show it where libvlc allows: fields it does not know (a bit
-    /// rate, a size or a frame rate of 0, no language) are left out. Titles/chapters need
-    /// player calls the library lacks.
+    /// rate, a size or a frame rate of 0, no language) are left out.
     private static func json(_ track: MediaTrack) -> JSONValue {
         var fields: [(String, JSONValue)] = [
             ("type", .string(track.type.description)), ("id", .int(Int64(track.id))),
@@ -136,6 +183,9 @@ struct ProbeCommand {
         if let rate = frameRate(track) { fields.append(("frame_rate", rate)) }
         return .object(fields)
     }
+
+    /// Milliseconds as seconds with three decimals.
+    private static func seconds(_ ms: Int64) -> String { String(Double(ms) / 1000, decimals: 3) }
 
     /// The frame rate as a short number: `25` for 25/1, `29.97` for 30000/1001.
     private static func frameRate(_ track: MediaTrack) -> JSONValue? {

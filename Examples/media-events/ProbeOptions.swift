@@ -5,6 +5,8 @@ import Glibc
 struct ProbeOptions {
     var json = false
     var timeout = 10.0
+    /// Whether titles and chapters are read (by opening the media in a player).
+    var chapters = true
     var inputs: [String] = []
 
     static func parse(_ arguments: [String]) throws -> ProbeOptions {
@@ -14,6 +16,7 @@ struct ProbeOptions {
             switch argument {
             case "--json": options.json = true
             case "--timeout": options.timeout = try reader.number(for: argument)
+            case "--no-chapters": options.chapters = false
             case "-h", "--help":
                 printOutput(Usage.probe)
                 exit(0)

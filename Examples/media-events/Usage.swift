@@ -5,12 +5,12 @@ import ExampleSupport
 enum Usage {
     static let overview = """
         usage: media-events log [options] [MEDIA...]
-               media-events probe [--json] [--timeout SECONDS] MEDIA...
+               media-events probe [--json] [--timeout SECONDS] [--no-chapters] MEDIA...
                media-events events
                media-events help | --help | --version
 
         log    plays each MEDIA headless and prints every event of the player and its media
-        probe  parses each MEDIA without playing it: meta, duration, tracks, sub-items
+        probe  parses each MEDIA: meta, duration, tracks, sub-items, titles and chapters
         events lists the event names --only and --exclude accept
         'media-events COMMAND --help' shows a command's options and exit statuses.
         """
@@ -52,13 +52,16 @@ enum Usage {
         """
 
     static let probe = """
-        usage: media-events probe [--json] [--timeout SECONDS] MEDIA...
+        usage: media-events probe [--json] [--timeout SECONDS] [--no-chapters] MEDIA...
 
-        Parses each MEDIA without playing it and prints its meta, duration, tracks (codec,
-        language, description, channels and rate, frame size; fields libvlc does not know
-        are left out) and sub-items (a playlist's entries).
+        Parses each MEDIA and prints its meta, duration, tracks (codec, language,
+        description, channels and rate, frame size; fields libvlc does not know are left
+        out), sub-items (a playlist's entries), and its titles and chapters (name, start,
+        duration), which libvlc knows only while it plays: a media with tracks is opened in
+        a silent player until it plays, then stopped.
           --json                 one JSON object per media
-          --timeout SECONDS      give up parsing after this long (default 10)
+          --timeout SECONDS      give up parsing (or opening) after this long (default 10)
+          --no-chapters          parse only: no titles or chapters
 
         Exit status: 0 parsed; 1 parsing failed, timed out or found neither a track nor a
         sub-item, or the output cannot be written; 141 the output pipe was closed; 2 usage

@@ -45,6 +45,29 @@ final class MediaEventsProbeTests: XCTestCase {
         XCTAssertEqual(ntscTracks.first?["frame_rate"] as? Double, 29.97, "30000/1001, short")
     }
 
+    func testProbe_whenMovieHasChapters_printsTitlesChaptersAndTrackLanguages() throws {
+        let movie = try TestMedia.movie(seconds: 3)
+        let result = try runProgram("media-events", ["probe", "--json", movie.path], timeout: 60)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let report = try XCTUnwrap(try result.jsonLines().first)
+        let titles = try XCTUnwrap(report["titles"] as? [[String: Any]], "\(report)")
+        XCTAssertEqual(titles.count, 1)
+        let chapters = try XCTUnwrap(titles.first?["chapters"] as? [[String: Any]])
+        XCTAssertEqual(chapters.map { $0["name"] as? String }, ["Chapter 1", "Chapter 2", "Chapter 3"])
+        XCTAssertEqual(chapters.map { $0["offset_ms"] as? Int }, [0, 1000, 2000])
+        let tracks = try XCTUnwrap(report["tracks"] as? [[String: Any]])
+        let audio = tracks.filter { $0["type"] as? String == "audio" }
+        XCTAssertEqual(audio.map { $0["language"] as? String }, ["eng", "fra"])
+        XCTAssertEqual(audio.map { $0["description"] as? String }, ["English", "Français"])
+
+        let text = try runProgram("media-events", ["probe", movie.path], timeout: 60)
+        XCTAssertTrue(text.stdout.contains("  chapter:  #0.1 at 1.000 s for 1.000 s \"Chapter 2\""), text.stdout)
+
+        let parseOnly = try runProgram("media-events", ["probe", "--json", "--no-chapters", movie.path], timeout: 60)
+        XCTAssertEqual(parseOnly.status, 0, parseOnly.stderr)
+        XCTAssertFalse(parseOnly.stdout.contains("\"titles\""), parseOnly.stdout)
+    }
+
     func testProbe_whenAudio_leavesFrameRateOut() throws {
         let result = try runProgram("media-events", ["probe", "--json", try TestMedia.wav(seconds: 0.5).path], timeout: 60)
         XCTAssertEqual(result.status, 0, result.stderr)
