@@ -24,6 +24,7 @@ final class EventCensusTests: XCTestCase {
             let library = TestLibrary.withMixer
             let playerLog = EventLog<MediaPlayerEvent>()
             let mediaLog = EventLog<MediaEvent>()
+            let listLog = EventLog<MediaListEvent>()
             var tokens: [EventSubscription] = []
             do {
                 let player = VLCMediaPlayer(library: library, configuration: configuration)
@@ -59,8 +60,11 @@ final class EventCensusTests: XCTestCase {
                     // A playlist's parse: sub-items.
                     let list = VLCMedia(path: playlist.path, library: library, configuration: configuration)
                     let token = list.observe { mediaLog.record($0) }
+                    let itemsToken = list.subItemList.observe { listLog.record($0) }
                     _ = try await list.parse(timeout: .seconds(10))
+                    XCTAssertTrue(listLog.wait(for: .endReached, timeout: 10), "\(mode): \(listLog.names)")
                     token.cancel()
+                    itemsToken.cancel()
                 }
                 player.media = nil
             }
@@ -88,6 +92,10 @@ final class EventCensusTests: XCTestCase {
                 let count = mediaLog.count(of: kind) + freedLog.count(of: kind)
                 counts[kind.name] = count
                 XCTAssertGreaterThan(count, 0, "\(mode): \(kind.name) never seen")
+            }
+            for kind in [MediaListEvent.Kind.willAddItem, .itemAdded, .endReached] {
+                counts["sub-items " + kind.name] = listLog.count(of: kind)
+                XCTAssertGreaterThan(listLog.count(of: kind), 0, "\(mode): the sub-item list's \(kind.name) never seen")
             }
             report.append("\(mode): " + counts.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
         }
