@@ -5,7 +5,8 @@ import Dispatch
 /// when the caller may be a handler. Calls run in the order they were made; the object's
 /// teardown runs after all of them.
 struct ControlQueue: Sendable {
-    private let queue: DispatchQueue
+    /// The serial queue the calls run on (another object's control queue may target it).
+    let queue: DispatchQueue
     private let native: NativePointer
 
     /// - Parameter target: a queue to run on; `nil` gives the object a thread of its own

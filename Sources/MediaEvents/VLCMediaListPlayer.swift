@@ -25,8 +25,10 @@ public enum PlaybackMode: Int32, Sendable, CaseIterable, CustomStringConvertible
 /// deadlocks when a listener changes the list player's state. Here every control call
 /// (`play`, `pause`, `stop`, `next`, `previous`, playing an index, setting the list or the
 /// mode) is queued on the list player's own control queue and carried out in call order,
-/// so it is safe from any thread, this list player's handlers included. The `…AndWait`
-/// variants return once libvlc has carried the call out.
+/// so it is safe from any thread, this list player's handlers included. The list player's
+/// calls and those of its `mediaPlayer` run on one queue, in the order they were made (libvlc
+/// takes the two objects' locks in opposite orders). The `…AndWait` variants return once
+/// libvlc has carried the call out.
 ///
 /// The player that plays the items is `mediaPlayer`; observe it for playback events.
 public final class VLCMediaListPlayer: VLCEventSource {
@@ -69,7 +71,14 @@ public final class VLCMediaListPlayer: VLCEventSource {
         native = NativePointer(raw: listPlayer)
         self.mediaPlayer = mediaPlayer
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
-        control = ControlQueue(for: "listplayer", native: listPlayer)
+        // One order for the calls of the list player and of its player: libvlc's list player
+        // calls into the player holding its own locks (`set_pause` holds them while it waits
+        // for the player's input lock), while the player's `stop` holds that input lock and
+        // waits for the input thread's running callback, whose EndReached listener (the list
+        // player's) waits for those locks. On two queues a `pause` of one and a `stop` of the
+        // other deadlock (seen in the matrix under coverage instrumentation); on one they
+        // cannot overlap.
+        control = ControlQueue(for: "listplayer", native: listPlayer, target: mediaPlayer.control.queue)
         // Queued, first of the list player's calls: it attaches to the player's event
         // manager, whose lock a thread sending the player's events holds, maybe while it
         // waits for the queue this initializer runs on.

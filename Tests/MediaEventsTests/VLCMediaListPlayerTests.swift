@@ -116,6 +116,53 @@ final class VLCMediaListPlayerTests: XCTestCase {
 
     /// play(at:) starts that item (libvlc 3 sends no NextItemSet for it: the player's
     /// MediaChanged shows it), then the list goes on from there to its end.
+    /// The list player's calls and its player's calls, made at once from two real threads while
+    /// items end and the list player moves on: libvlc's list player holds its locks while it
+    /// waits for the player's input lock, and the player's `stop` holds that lock while it
+    /// joins an input thread whose EndReached listener waits for the list player's locks. Both
+    /// objects' calls run in one order, so none of them waits for the other; many rounds,
+    /// each call watched by a deadline.
+    func testControls_whenListPlayerAndItsPlayerAreDrivenAtOnce_neverDeadlock() throws {
+        let library = TestLibrary.shared
+        let wav = try TestMedia.wav(seconds: 0.1, name: "tiny.wav")
+        let items = (0..<3).map { _ in VLCMedia(path: wav.path, library: library) }
+        let listPlayer = VLCMediaListPlayer(library: library)
+        listPlayer.mediaList = VLCMediaList(media: items, library: library)
+        listPlayer.playbackMode = .loop
+        listPlayer.play()
+        let player = listPlayer.mediaPlayer
+        let rounds = 1500
+        let ok = startThreads(count: 2, timeout: 120, name: "list-and-player") { index in
+            for round in 0..<rounds {
+                if index == 0 {
+                    switch round % 4 {
+                    case 0: listPlayer.pause()
+                    case 1: listPlayer.resume()
+                    case 2: listPlayer.next()
+                    default: listPlayer.play()
+                    }
+                } else {
+                    switch round % 3 {
+                    case 0: player.stop()
+                    case 1: player.play()
+                    default: player.position = 0.5
+                    }
+                }
+                usleep(useconds_t((round % 7) * 400))
+            }
+        }
+        XCTAssertTrue(ok)
+        let settled = DispatchSemaphore(value: 0)
+        Task {
+            await listPlayer.waitForPendingControls()
+            await player.waitForPendingControls()
+            listPlayer.stop()
+            await listPlayer.waitForPendingControls()
+            settled.signal()
+        }
+        XCTAssertEqual(settled.wait(timeout: .now() + 60), .success, "the control calls did not finish: deadlock")
+    }
+
     func testPlayAtIndex_whenListSet() throws {
         let library = try VLCLibrary()
         let (list, _) = try wavList(3, library)
