@@ -1,5 +1,5 @@
 # The two commands of the README. Each installs what is missing first.
-.PHONY: run test deps
+.PHONY: run test deps format lint
 
 deps:
 	@Scripts/install-deps.sh
@@ -12,3 +12,13 @@ run: deps
 test: deps
 	swift build --build-tests -Xswiftc -warnings-as-errors
 	swift test
+
+# The checks CI adds; each is a script in Scripts/.
+
+# Formats Sources, Tests, Examples and Benchmarks in place (swift-format, .swift-format).
+format:
+	@Scripts/format.sh
+
+# Fails on any swift-format finding in the same folders.
+lint:
+	@Scripts/lint.sh
