@@ -1,5 +1,5 @@
 # The two commands of the README. Each installs what is missing first.
-.PHONY: run test deps format lint
+.PHONY: run test deps format lint coverage
 
 deps:
 	@Scripts/install-deps.sh
@@ -22,3 +22,7 @@ format:
 # Fails on any swift-format finding in the same folders.
 lint:
 	@Scripts/lint.sh
+
+# Runs the whole suite instrumented; the last line is Sources/MediaEvents' line coverage.
+coverage: deps
+	@Scripts/coverage.sh
