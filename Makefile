@@ -1,5 +1,5 @@
 # The two commands of the README. Each installs what is missing first.
-.PHONY: run test deps format lint coverage
+.PHONY: run test deps format lint coverage docs
 
 deps:
 	@Scripts/install-deps.sh
@@ -26,3 +26,7 @@ lint:
 # Runs the whole suite instrumented; the last line is Sources/MediaEvents' line coverage.
 coverage: deps
 	@Scripts/coverage.sh
+
+# Builds the DocC catalog into .build/docs; fails on any docc warning.
+docs: deps
+	@Scripts/docs.sh
