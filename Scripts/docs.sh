@@ -9,11 +9,21 @@ cd "$(dirname "$0")/.."
 scratch=.build-docs
 graphs=$scratch/symbol-graphs
 output=.build/docs
-rm -rf "$graphs" "$output"
+rm -rf "$output"
 mkdir -p "$graphs"
 
-swift build --scratch-path "$scratch" --target MediaEvents \
-    -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$graphs"
+build() {
+    swift build --scratch-path "$scratch" --target MediaEvents \
+        -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$graphs"
+}
+build
+# The compiler writes the graph only when it compiles: a build with nothing to do after the
+# graph was removed leaves none, so start that scratch path over.
+if [[ ! -f $graphs/MediaEvents.symbols.json ]]; then
+    rm -rf "$scratch"
+    mkdir -p "$graphs"
+    build
+fi
 docc convert Sources/MediaEvents/MediaEvents.docc \
     --additional-symbol-graph-dir "$graphs" \
     --output-path "$output" \
