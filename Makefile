@@ -1,5 +1,5 @@
 # The two commands of the README. Each installs what is missing first.
-.PHONY: run test deps
+.PHONY: run test deps format lint coverage docs
 
 deps:
 	@Scripts/install-deps.sh
@@ -12,3 +12,21 @@ run: deps
 test: deps
 	swift build --build-tests -Xswiftc -warnings-as-errors
 	swift test
+
+# The checks CI adds; each is a script in Scripts/.
+
+# Formats Sources, Tests, Examples and Benchmarks in place (swift-format, .swift-format).
+format:
+	@Scripts/format.sh
+
+# Fails on any swift-format finding in the same folders.
+lint:
+	@Scripts/lint.sh
+
+# Runs the whole suite instrumented; the last line is Sources/MediaEvents' line coverage.
+coverage: deps
+	@Scripts/coverage.sh
+
+# Builds the DocC catalog into .build/docs; fails on any docc warning.
+docs: deps
+	@Scripts/docs.sh
