@@ -2,7 +2,8 @@ import ExampleSupport
 import Foundation
 import MediaEvents
 
-/// `media-events probe`: parses media without playing them and prints what libvlc found.
+/// `media-events probe`: parses media (and opens those with tracks briefly for their titles and
+/// chapters) and prints what libvlc found.
 struct ProbeCommand {
     let options: ProbeOptions
 

@@ -3,7 +3,7 @@ import Glibc
 import MediaEvents
 
 // media-events: plays media headless and prints every event of the player and its media in
-// libvlc's delivery order (`log`), or parses media without playing them (`probe`).
+// libvlc's delivery order (`log`), or parses media and lists their tracks and chapters (`probe`).
 
 /// A usage error: one line saying what is wrong and where to read on, status 2.
 func exitWithUsage(_ error: UsageError, command: String?) -> Never {
