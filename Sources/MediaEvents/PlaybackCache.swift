@@ -35,6 +35,9 @@ final class PlaybackCache: Sendable {
     /// delivered) go in the inline and synchronous configurations.
     let detour: LockedSendDetour
 
+    /// The gates of the list players that play with this player (see `AdvanceGate`).
+    private let endObservers = Protected<[AdvanceGate]>([])
+
     private let values = Protected(Values())
     private let media = Protected<SeenMedia?>(nil)
     private let configuration: any EventsConfiguring
@@ -49,8 +52,21 @@ final class PlaybackCache: Sendable {
     /// The media of the last `MediaChanged`, `nil` before the first one.
     var seenMedia: SeenMedia? { media.withLock { $0 } }
 
+    func addEndObserver(_ gate: AdvanceGate) { endObservers.withLock { $0.append(gate) } }
+
+    /// Waits until no list player playing with this player is moving to its next item.
+    func waitForListAdvances() {
+        let gates = endObservers.withLock { $0 }
+        for gate in gates { gate.waitUntilSettled() }
+    }
+
+    func removeEndObserver(_ gate: AdvanceGate) {
+        endObservers.withLock { $0.removeAll { $0 === gate } }
+    }
+
     /// Runs inside libvlc's callback, before any dispatch.
     func record(_ event: MediaPlayerEvent) {
+        if event.kind == .endReached { endObservers.withLock { $0.forEach { $0.playerReachedEnd() } } }
         if let state = Self.state(after: event) { values.withLock { $0.state = state } }
         switch event {
         case .timeChanged(let ms): values.withLock { $0.time = ms }

@@ -1,5 +1,6 @@
 import CLibVLC
 import Dispatch
+import Glibc
 
 /// How a list player goes on after an item (`libvlc_playback_mode_t`).
 public enum PlaybackMode: Int32, Sendable, CaseIterable, CustomStringConvertible {
@@ -40,6 +41,8 @@ public final class VLCMediaListPlayer: VLCEventSource {
     /// The player that plays the items; the list player sets its media.
     public let mediaPlayer: VLCMediaPlayer
     private let control: ControlQueue
+    /// Whether libvlc's own thread is moving to the next item: the calls wait for it.
+    private let advance = AdvanceGate()
 
     private struct Settings {
         var list: VLCMediaList?
@@ -84,7 +87,8 @@ public final class VLCMediaListPlayer: VLCEventSource {
         // waits for the queue this initializer runs on.
         let player = mediaPlayer.native
         control.perform { libvlc_media_list_player_set_media_player($0, player.raw) }
-        let handler = EventsHandler(object: self, configuration: self.configuration)
+        mediaPlayer.addEndObserver(advance)
+        let handler = EventsHandler(object: self, configuration: self.configuration, companion: advance)
         eventHub.bind(NativeEventTable(
             manager: libvlc_media_list_player_event_manager(listPlayer),
             types: MediaListPlayerEvent.Kind.allCases.map(\.nativeType),
@@ -92,6 +96,7 @@ public final class VLCMediaListPlayer: VLCEventSource {
     }
 
     deinit {
+        mediaPlayer.removeEndObserver(advance)
         let table = eventHub.finish()
         // Releasing joins the list player's thread, which may be the thread running this
         // deinit's caller; the control queue never is.
@@ -196,22 +201,85 @@ public final class VLCMediaListPlayer: VLCEventSource {
 
     private func perform(_ operation: @escaping @Sendable (OpaquePointer) -> Void) {
         let list = mediaList
+        let advance = advance
         // libvlc reads the native list: let it see every edit made before this call.
         control.perform { listPlayer in
             list?.waitForPendingEdits()
-            operation(listPlayer)
+            advance.run(hasList: list != nil) { operation(listPlayer) }
         }
     }
 
     private func performAndWait(_ operation: @escaping @Sendable (OpaquePointer) -> Void) async {
         let list = mediaList
+        let advance = advance
         await control.performAndWait { listPlayer in
             list?.waitForPendingEdits()
-            operation(listPlayer)
+            advance.run(hasList: list != nil) { operation(listPlayer) }
         }
     }
 }
 
+/// Keeps the list player's calls out of libvlc's own move to the next item.
+///
+/// When the player reaches the end of an item, libvlc's list-player thread moves on holding
+/// only its callback lock, takes the list's lock, and lets go of the callback lock for a
+/// moment to detach from the player (`set_current_playing_item`). A `next`, `previous`,
+/// `play(at:)` or `play` made then takes the list player's locks (the callback lock
+/// included) and waits for the list's lock, while that thread waits to take the callback
+/// lock back: libvlc 3.0 deadlocks (seen here: `next()` while an item ended). The move starts
+/// with the player's `EndReached` (this gate hears it inside the callback, before the list
+/// player's own listener) and ends when that thread sends `NextItemSet` or `Played`; a call
+/// waits for it, at most 2 s (when libvlc coalesces two ends into one move, or has no list to
+/// move in, no second event comes).
+final class AdvanceGate: Sendable {
+    private struct State {
+        var advancing = false
+        /// The thread running one of the list player's calls, whose own `NextItemSet` ends no
+        /// move of libvlc's thread.
+        var callThread: pthread_t?
+    }
+
+    private let state = Protected(State())
+
+    /// The player sent `EndReached`: libvlc's thread is about to move on.
+    func playerReachedEnd() { state.withLock { $0.advancing = true } }
+
+    /// The list player sent an event (inside libvlc's callback).
+    func listPlayerSent(_ event: MediaListPlayerEvent) {
+        guard event.kind == .nextItemSet || event.kind == .played else { return }
+        let thread = pthread_self()
+        state.withLock { state in
+            if let call = state.callThread, pthread_equal(call, thread) != 0 { return }
+            state.advancing = false
+        }
+    }
+
+    /// Waits (at most 2 s) until libvlc's thread is not moving to the next item. The player's
+    /// own calls wait too: its `stop` holds the input lock while the input thread's
+    /// `EndReached` listener waits for the callback lock that moving thread holds, and that
+    /// thread waits for the input lock to set the next media.
+    func waitUntilSettled() {
+        let deadline = DispatchTime.now() + .seconds(2)
+        while state.withLock({ $0.advancing }), DispatchTime.now() < deadline {
+            usleep(500)
+        }
+    }
+
+    /// Runs one of the list player's calls once libvlc's thread is not moving to the next item.
+    func run(hasList: Bool, _ call: () -> Void) {
+        if hasList { waitUntilSettled() }
+        let thread = pthread_self()
+        state.withLock {
+            $0.advancing = false
+            $0.callThread = thread
+        }
+        call()
+        state.withLock { $0.callThread = nil }
+    }
+}
+
 private let listPlayerCallback: libvlc_callback_t = { event, userData in
-    deliverNativeEvent(event, userData, to: VLCMediaListPlayer.self, MediaListPlayerEvent.init(native:))
+    deliverNativeEvent(event, userData, to: VLCMediaListPlayer.self, MediaListPlayerEvent.init(native:)) { handler, typed in
+        unsafeDowncast(handler.companion.unsafelyUnwrapped, to: AdvanceGate.self).listPlayerSent(typed)
+    }
 }

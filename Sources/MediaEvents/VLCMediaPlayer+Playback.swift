@@ -30,7 +30,8 @@ extension VLCMediaPlayer {
         precondition(!kinds.isEmpty, "play(until:) needs at least one kind")
         // Subscribed before the play call is queued, so nothing it causes can be missed.
         let stream = events(kinds: kinds + [.opening], buffering: .default)
-        let start: PlaybackStart = await control.performAndWait { player in
+        let start: PlaybackStart = await control.performAndWait { [self] player in
+            waitForListAdvances()
             guard libvlc_media_player_get_media(player).map({ libvlc_media_release($0) }) != nil else {
                 return .noMedia
             }

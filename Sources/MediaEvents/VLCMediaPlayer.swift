@@ -157,12 +157,22 @@ public final class VLCMediaPlayer: VLCEventSource {
         libvlc_media_player_play(player)
     }
 
+    /// Queues `operation`; when list players play with this player, it waits first until
+    /// none of them is moving to its next item (see `AdvanceGate`).
     func perform(_ operation: @escaping @Sendable (OpaquePointer) -> Void) {
-        control.perform(operation)
+        let cache = cache
+        control.perform { player in
+            cache.waitForListAdvances()
+            operation(player)
+        }
     }
 
     func performAndWait(_ operation: @escaping @Sendable (OpaquePointer) -> Void) async {
-        await control.performAndWait(operation)
+        let cache = cache
+        await control.performAndWait { player in
+            cache.waitForListAdvances()
+            operation(player)
+        }
     }
 
     // MARK: State
@@ -196,6 +206,14 @@ public final class VLCMediaPlayer: VLCEventSource {
         get { cache.current.position }
         set { perform { libvlc_media_player_set_position($0, newValue) } }
     }
+
+    /// Tells `gate` of every `EndReached`, inside libvlc's callback.
+    func addEndObserver(_ gate: AdvanceGate) { cache.addEndObserver(gate) }
+
+    func removeEndObserver(_ gate: AdvanceGate) { cache.removeEndObserver(gate) }
+
+    /// On the control queue: waits until no list player of this player is moving on.
+    func waitForListAdvances() { cache.waitForListAdvances() }
 
     /// The values the player's last events reported.
     var cachedValues: PlaybackCache.Values { cache.current }
