@@ -40,6 +40,22 @@ if let path = options.logFile {
     }
 }
 
+// The control socket (--control) and systemd's watchdog timer run on this queue; created
+// before libvlc, so that a path in use fails the start at once.
+let controlQueue = DispatchQueue(label: "media-daemon.control")
+let control: ControlServer?
+if let path = options.controlPath {
+    do {
+        control = try ControlServer(path: path, queue: controlQueue)
+    } catch {
+        printError("media-daemon: --control: \(error)")
+        exit(1)
+    }
+} else {
+    control = nil
+}
+let notifier = SystemdNotifier()
+
 // One queue for the events and libvlc's log (--verbose): async deliveries keep libvlc's order.
 let configuration = options.dispatch.configuration(queue: DispatchQueue(label: "media-daemon.events"))
 let library: VLCLibrary
@@ -48,6 +64,7 @@ do {
                              logsConfiguration: configuration)
 } catch {
     printError("media-daemon: \(error)")
+    control?.finish()
     exit(1)
 }
 
@@ -56,10 +73,16 @@ let audioWarning = options.audio ? AudioOutputWarning.watch(library, program: "m
 let log = EventLog(format: .json, filter: options.filter, fd: logFD,
                    outputName: options.logFile ?? "standard output",
                    lastSeq: options.logFile == nil ? 0 : EventLog.lastSeq(inLogFile: logFD), wallClock: true)
-let daemon = Daemon(options: options, log: log, library: library, configuration: configuration)
+let daemon = Daemon(options: options, log: log, library: library, configuration: configuration,
+                    control: control, notifier: notifier)
+if let control {
+    log.setTap { record, line in control.publish(record, line: line) }
+    control.start(commands: daemon)
+}
 
 let signalSources = daemon.installSignalHandlers()
 daemon.start(playlist)
+notifier?.startWatchdog(on: controlQueue)
 withExtendedLifetime((signalSources, audioWarning)) {
     dispatchMain()
 }
