@@ -31,8 +31,10 @@ final class ControlServer: Sendable {
     static let maximumLineBytes = 64 * 1024
     static let maximumClients = 64
     static let maximumPending = 1024
+    /// The send buffer of a client's socket (the kernel doubles it for its bookkeeping).
+    static let socketBufferBytes = 32 * 1024
     /// How long a client dropped for not reading has to take its last line.
-    static let closingGrace = 2.0
+    static let closingGrace = 5.0
 
     /// The daemon's own line names, accepted by `subscribe` besides libvlc's.
     static let daemonEventNames = ["Started", "ItemFailed", "PlaylistEnded", "Reloaded", "ReloadFailed", "Loaded",
@@ -325,6 +327,9 @@ final class ControlServer: Sendable {
             }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            // The kernel's share of a client's backlog, bounded like the outbox.
+            var bufferBytes = Int32(Self.socketBufferBytes)
+            _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufferBytes, socklen_t(MemoryLayout<Int32>.size))
             let accepted = state.withLock { state -> Client? in
                 guard !state.stopped, state.clients.count < Self.maximumClients else {
                     state.refused += 1
@@ -462,6 +467,7 @@ final class ControlServer: Sendable {
                 let client = state.clients[id]
                 return [
                     ("clients", .int(Int64(state.clients.count))),
+                    ("subscribers", .int(Int64(state.clients.values.filter { $0.subscribed && !$0.closing }.count))),
                     ("clients_accepted", .int(Int64(state.accepted))),
                     ("clients_refused", .int(Int64(state.refused))),
                     ("clients_disconnected_slow", .int(Int64(state.disconnectedSlow))),
