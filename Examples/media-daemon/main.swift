@@ -75,13 +75,14 @@ let log = EventLog(format: .json, filter: options.filter, fd: logFD,
                    lastSeq: options.logFile == nil ? 0 : EventLog.lastSeq(inLogFile: logFD), wallClock: true)
 let daemon = Daemon(options: options, log: log, library: library, configuration: configuration,
                     control: control, notifier: notifier)
+let signalSources = daemon.installSignalHandlers()
+daemon.start(playlist)
+// Clients are accepted once the playlist is in place: one that connected earlier waits in
+// the listen backlog, so its first status already counts the items.
 if let control {
     log.setTap { record, line in control.publish(record, line: line) }
     control.start(commands: daemon)
 }
-
-let signalSources = daemon.installSignalHandlers()
-daemon.start(playlist)
 notifier?.startWatchdog(on: controlQueue)
 withExtendedLifetime((signalSources, audioWarning)) {
     dispatchMain()

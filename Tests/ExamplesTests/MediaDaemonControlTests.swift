@@ -209,7 +209,7 @@ final class MediaDaemonControlTests: XCTestCase {
     // MARK: Events to many clients
 
     func testControl_when32ClientsSubscribeAndCommandWhileItemsPlay_eachGetsItsRepliesAndEveryLineInOrder() throws {
-        let media = [try TestMedia.wav(seconds: 0.3, name: "a.wav"), try TestMedia.wav(seconds: 0.3, name: "b.wav")]
+        let media = [try TestMedia.wav(seconds: 1, name: "a.wav"), try TestMedia.wav(seconds: 1, name: "b.wav")]
         let (daemon, path) = try startDaemon(media, ["--loop", "--no-progress"])
         _ = try ControlClient(path: path)  // the socket is up
         struct Outcome: Sendable {

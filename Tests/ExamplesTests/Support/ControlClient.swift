@@ -130,11 +130,14 @@ final class ControlClient {
     func reply(to id: Int, timeout: Double = 30) throws -> [String: Any] {
         let deadline = Date().addingTimeInterval(timeout)
         while let line = nextLine(timeout: deadline.timeIntervalSinceNow) {
+            // Event lines start with the log's "seq" (or are the daemon's last "event" line);
+            // only replies are parsed here, which keeps a busy client cheap.
+            if !line.hasPrefix(#"{"request_id":"#) { events.append(line); continue }
             let object = try parseJSONObject(line)
-            if object["request_id"] == nil { events.append(line); continue }
             if object["request_id"] as? Int == id { return object }
         }
-        throw ProgramFailure(description: "no reply to request \(id) within \(timeout) s (EOF: \(sawEOF))")
+        throw ProgramFailure(description: "no reply to request \(id) within \(timeout) s (EOF: \(sawEOF)); "
+                             + "last event: \(events.last ?? "none")")
     }
 
     /// Reads events until one satisfies `predicate`; returns it parsed, `nil` at EOF or timeout.
