@@ -491,6 +491,24 @@ final class MediaDaemonControlTests: XCTestCase {
                        "only the events asked for: \(watched.stdout)")
     }
 
+    func testHelp_whenControlAndCtl_describesThemAndTheirExitStatuses() throws {
+        let daemonHelp = try runProgram("media-daemon", ["--help"], timeout: 30)
+        XCTAssertEqual(daemonHelp.status, 0)
+        for text in ["--control PATH", "$NOTIFY_SOCKET", "READY=1", "WATCHDOG=1", "the control socket cannot be"] {
+            XCTAssertTrue(daemonHelp.stdout.contains(text), "'\(text)' in:\n\(daemonHelp.stdout)")
+        }
+        let overview = try runProgram("media-events", ["--help"], timeout: 30)
+        XCTAssertTrue(overview.stdout.contains("media-events ctl --socket PATH COMMAND"), overview.stdout)
+        let help = try runProgram("media-events", ["ctl", "--help"], timeout: 30)
+        for command in ["play", "pause", "resume", "stop", "next", "previous", "seek", "volume", "load", "playlist",
+                        "status", "watch", "Exit status: 0"] {
+            XCTAssertTrue(help.stdout.contains(command), "'\(command)' in:\n\(help.stdout)")
+        }
+        let noSocket = try runProgram("media-events", ["ctl", "status"], timeout: 30)
+        XCTAssertEqual(noSocket.status, 2)
+        XCTAssertEqual(noSocket.stderrLines, ["media-events: ctl needs --socket PATH; try 'media-events ctl --help'"])
+    }
+
     // MARK: systemd
 
     func testNotify_whenNOTIFY_SOCKET_sendsREADYStatusWatchdogAndSTOPPING() throws {
