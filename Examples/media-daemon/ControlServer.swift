@@ -404,7 +404,8 @@ final class ControlServer: Sendable {
 
     /// The reply to one request line.
     private func answer(_ bytes: [UInt8], client id: Int) -> [(String, JSONValue)] {
-        let parsed = try? JSONSerialization.jsonObject(with: Data(bytes))
+        // Fragments allowed: a lone string or number is valid JSON, only not a request.
+        let parsed = try? JSONSerialization.jsonObject(with: Data(bytes), options: .fragmentsAllowed)
         guard let request = parsed as? [String: Any] else {
             let what = parsed == nil ? "malformed JSON" : "a request is a JSON object"
             return [("request_id", .null), ("ok", .bool(false)), ("error", .string(what))]

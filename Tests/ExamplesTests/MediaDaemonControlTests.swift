@@ -143,6 +143,8 @@ final class MediaDaemonControlTests: XCTestCase {
         error(malformed, contains: "malformed JSON")
         XCTAssertTrue(malformed.keys.contains("request_id"), "request_id null when it cannot be read: \(malformed)")
         error(try rawReply("[1,2]"), contains: "JSON object")
+        error(try rawReply(#""status""#), contains: "JSON object")
+        error(try rawReply(String(repeating: "[", count: 60_000)), contains: "malformed JSON")
         error(try rawReply(#"{"request_id":3}"#), contains: "command")
         error(try rawReply(#"{"request_id":4,"command":7}"#), contains: "command")
 
