@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 
 /// Unix-domain socket helpers shared by the daemon's control socket, its systemd
@@ -47,23 +48,34 @@ public enum UnixSocket {
         return fd
     }
 
-    /// Connects a new blocking stream socket to `path`.
-    public static func connect(to path: String) throws -> Int32 {
-        let fd = try stream(nonBlocking: false)
-        var code: Int32 = 0
-        let connected = withAddress(path) { address, length in
-            let result = Glibc.connect(fd, address, length)
-            code = errno
-            return result == 0
+    /// Connects a new blocking stream socket to `path`, giving up after `timeout` seconds (a
+    /// listener whose backlog stays full, as a daemon that no longer accepts, fails with
+    /// EAGAIN instead of blocking forever).
+    public static func connect(to path: String, timeout: Double = 10) throws -> Int32 {
+        let fd = try stream(nonBlocking: true)
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, timeout) * 1e9)
+        while true {
+            var code: Int32 = 0
+            let connected = withAddress(path) { address, length in
+                let result = Glibc.connect(fd, address, length)
+                code = errno
+                return result == 0
+            }
+            guard let connected else {
+                close(fd)
+                throw Failure("\(path): not a socket path (empty or longer than \(maximumPathBytes) bytes)",
+                              code: ENAMETOOLONG)
+            }
+            if connected { break }
+            if code == EINTR { continue }
+            // EAGAIN: the backlog is full for now; EINPROGRESS is not used by Unix sockets.
+            guard code == EAGAIN, DispatchTime.now().uptimeNanoseconds < deadline else {
+                close(fd)
+                throw Failure("\(path): cannot connect", code: code)
+            }
+            usleep(10_000)
         }
-        guard let connected else {
-            close(fd)
-            throw Failure("\(path): not a socket path (empty or longer than \(maximumPathBytes) bytes)", code: ENAMETOOLONG)
-        }
-        guard connected else {
-            close(fd)
-            throw Failure("\(path): cannot connect", code: code)
-        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         return fd
     }
 

@@ -140,12 +140,15 @@ final class ControlServer: Sendable {
             guard info.st_mode & S_IFMT == S_IFSOCK else {
                 throw UnixSocket.Failure("\(path) exists and is not a socket: not replaced", code: EEXIST)
             }
-            if let fd = try? UnixSocket.connect(to: path) {
-                close(fd)
+            do {
+                close(try UnixSocket.connect(to: path, timeout: 1))
                 throw UnixSocket.Failure("\(path): another process is listening on it", code: EADDRINUSE)
+            } catch let failure as UnixSocket.Failure where failure.code == ECONNREFUSED {
+                // Nobody listens: left behind by a daemon that was killed.
+                unlink(path)
+            } catch let failure as UnixSocket.Failure where failure.code == EAGAIN {
+                throw UnixSocket.Failure("\(path): another process is listening on it (not accepting)", code: EADDRINUSE)
             }
-            // Nobody listens: left behind by a daemon that was killed.
-            unlink(path)
         }
         let fd = try UnixSocket.stream(nonBlocking: true)
         // 0600 from the start: no moment where another user could connect.

@@ -85,7 +85,7 @@ struct CtlCommand {
         let path = options.socket ?? ""
         let fd: Int32
         do {
-            fd = try UnixSocket.connect(to: path)
+            fd = try UnixSocket.connect(to: path, timeout: options.timeout)
         } catch {
             printError("media-events: ctl: \(error)")
             return 1

@@ -83,7 +83,7 @@ enum Usage {
           watch [NAMES]          print the daemon's event lines as it writes them (NAMES:
                                  comma-separated, as --only takes them, or the daemon's own:
                                  ItemFailed, PlaylistEnded, ...) until it closes the connection
-          --timeout SECONDS      wait this long for the reply (default 10)
+          --timeout SECONDS      wait this long to connect and for the reply (default 10)
 
         Exit status: 0 the daemon answered "ok":true (watch: it closed the connection, as
         at its exit); 1 it answered an error, the socket cannot be reached, no reply came

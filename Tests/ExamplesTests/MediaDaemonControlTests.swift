@@ -485,6 +485,16 @@ final class MediaDaemonControlTests: XCTestCase {
         XCTAssertEqual(missing.status, 1)
         XCTAssertTrue(missing.stderr.contains("cannot connect"), missing.stderr)
 
+        // A listener that never answers: ctl gives up at its --timeout.
+        let silentPath = try testSocketPath("silent.sock")
+        let silent = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        defer { close(silent) }
+        XCTAssertEqual(withUnixAddress(silentPath) { bind(silent, $0, $1) }, 0)
+        XCTAssertEqual(listen(silent, 4), 0)
+        let unanswered = try runProgram("media-events", ["ctl", "--socket", silentPath, "--timeout", "1", "status"], timeout: 30)
+        XCTAssertEqual(unanswered.status, 1)
+        XCTAssertTrue(unanswered.stderr.contains("no reply within 1.0 s"), unanswered.stderr)
+
         _ = try stop(daemon, socket: path)
         let watched = try watch.finish(timeout: 30)
         XCTAssertEqual(watched.status, 0, "watch ends when the daemon exits: \(watched.stderr)")
