@@ -75,7 +75,11 @@ final class ControlServer: Sendable {
         var waitingForWritable = false
         var flushScheduled = false
         var splitter = LineSplitter(maximumBytes: ControlServer.maximumLineBytes)
-        var outbox: [Outgoing] = []
+        /// Changed only through push, popFirst, remove(at:) and replaceOutbox.
+        private(set) var outbox: [Outgoing] = []
+        /// How many progress lines `outbox` holds: a client that keeps up (none pending) costs
+        /// no scan per progress event.
+        private var progressPending = 0
         /// Bytes of `outbox[0]` already sent: that line is no longer replaced or dropped.
         var sentOffset = 0
         var subscribed = false
@@ -101,6 +105,30 @@ final class ControlServer: Sendable {
             let closer = closer
             source.setCancelHandler { closer.release() }
             return source
+        }
+
+        func push(_ item: Outgoing) {
+            outbox.append(item)
+            if item.progressName != nil { progressPending += 1 }
+        }
+
+        func popFirst() {
+            if outbox.removeFirst().progressName != nil { progressPending -= 1 }
+        }
+
+        func remove(at index: Int) {
+            if outbox.remove(at: index).progressName != nil { progressPending -= 1 }
+        }
+
+        func replaceOutbox(_ items: [Outgoing]) {
+            outbox = items
+            progressPending = items.filter { $0.progressName != nil }.count
+        }
+
+        /// The index of the pending line of progress event `name`, if any.
+        func pendingProgress(_ name: String) -> Int? {
+            guard progressPending > 0 else { return nil }
+            return outbox.lastIndex { $0.progressName == name }
         }
 
         func wants(_ name: String) -> Bool {
@@ -198,15 +226,14 @@ final class ControlServer: Sendable {
     /// event), or disconnects the client when it is over the bound.
     private func enqueue(_ item: Outgoing, to client: Client, state: inout State) {
         guard !client.closing else { return }
-        if let name = item.progressName,
-           let index = client.outbox.indices.last(where: { client.outbox[$0].progressName == name }),
+        // A line partly sent (the head, when sentOffset > 0) is never replaced.
+        if let name = item.progressName, let index = client.pendingProgress(name),
            index > 0 || client.sentOffset == 0 {
-            client.outbox.remove(at: index)
-            if index == 0 { client.sentOffset = 0 }
+            client.remove(at: index)
             client.coalesced += 1
             state.coalesced += 1
         }
-        client.outbox.append(item)
+        client.push(item)
         if client.outbox.count > Self.maximumPending {
             disconnectSlow(client, state: &state)
         }
@@ -224,7 +251,7 @@ final class ControlServer: Sendable {
         let reason = "more than \(Self.maximumPending) lines waiting: the client does not read fast enough"
         let last = JSON.line([("event", .string("Disconnected")), ("reason", .string(reason)),
                               ("dropped", .int(Int64(client.dropped))), ("coalesced", .int(Int64(client.coalesced)))])
-        client.outbox = kept + [Outgoing(bytes: Array(last.utf8) + [UInt8(ascii: "\n")], progressName: nil)]
+        client.replaceOutbox(kept + [Outgoing(bytes: Array(last.utf8) + [UInt8(ascii: "\n")], progressName: nil)])
         client.closing = true
         client.readSource?.cancel()
         client.readSource = nil
@@ -268,7 +295,7 @@ final class ControlServer: Sendable {
             }
             client.sentOffset += sent
             if client.sentOffset == head.bytes.count {
-                client.outbox.removeFirst()
+                client.popFirst()
                 client.sentOffset = 0
                 client.delivered += 1
             }
@@ -307,7 +334,7 @@ final class ControlServer: Sendable {
             client.dropped += lost
             state.dropped += lost
         }
-        client.outbox = []
+        client.replaceOutbox([])
         client.readSource?.cancel()
         if let writer = client.writeSource {
             // A suspended source cannot be cancelled to completion: resumed first.
