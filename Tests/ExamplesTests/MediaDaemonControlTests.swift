@@ -570,4 +570,34 @@ final class MediaDaemonControlTests: XCTestCase {
         XCTAssertTrue(all.allSatisfy { ["READY=1", "STOPPING=1", "WATCHDOG=1"].contains($0) || $0.hasPrefix("STATUS=") },
                       "\(all)")
     }
+
+    /// `NOTIFY_SOCKET=@name`: an abstract socket (no file), as systemd may give.
+    func testNotify_whenNOTIFY_SOCKETIsAbstract_sendsREADY() throws {
+        let name = "mediaevents-notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let listener = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = [UInt8(0)] + Array(name.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let length = socklen_t(MemoryLayout<sockaddr_un>.offset(of: \.sun_path)! + bytes.count)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
+        }
+        XCTAssertEqual(bound, 0, String(cString: strerror(errno)))
+        let daemon = try RunningProgram("media-daemon", ["--no-progress", try TestMedia.wav(seconds: 30, sampleRate: 8000).path],
+                                        environment: ["NOTIFY_SOCKET": "@" + name])
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var messages: [String] = []
+        let deadline = Date().addingTimeInterval(30)
+        while !messages.contains("READY=1") && Date() < deadline {
+            var poller = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 100) > 0 else { continue }
+            let count = recv(listener, &buffer, buffer.count, 0)
+            if count > 0 { messages.append(String(decoding: buffer[0..<count], as: UTF8.self)) }
+        }
+        XCTAssertTrue(messages.contains("READY=1"), "\(messages)")
+        daemon.send(SIGTERM)
+        XCTAssertEqual(try daemon.finish(timeout: 30).status, 0)
+    }
 }
