@@ -116,9 +116,9 @@ final class Daemon: Sendable {
 
     /// Takes SIGTERM, SIGINT, SIGHUP and SIGUSR1 from their default actions and delivers them
     /// as dispatch events, so the handlers run as ordinary code, not in a signal context.
-    /// Keep the returned sources.
-    func installSignalHandlers() -> [any DispatchSourceSignal] {
-        let queue = DispatchQueue(label: "media-daemon.signals")
+    /// Keep the returned sources. `queue` is the control queue: a SIGHUP reload and a
+    /// client's `load` never run at the same time.
+    func installSignalHandlers(on queue: DispatchQueue) -> [any DispatchSourceSignal] {
         return [SIGTERM, SIGINT, SIGHUP, SIGUSR1].map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)

@@ -40,8 +40,9 @@ if let path = options.logFile {
     }
 }
 
-// The control socket (--control) and systemd's watchdog timer run on this queue; created
-// before libvlc, so that a path in use fails the start at once.
+// The control socket (--control), the signal handlers and systemd's watchdog timer run on
+// this queue (the watchdog's pings stop when it is stuck); the socket is created before
+// libvlc, so that a path in use fails the start at once.
 let controlQueue = DispatchQueue(label: "media-daemon.control")
 let control: ControlServer?
 if let path = options.controlPath {
@@ -75,7 +76,7 @@ let log = EventLog(format: .json, filter: options.filter, fd: logFD,
                    lastSeq: options.logFile == nil ? 0 : EventLog.lastSeq(inLogFile: logFD), wallClock: true)
 let daemon = Daemon(options: options, log: log, library: library, configuration: configuration,
                     control: control, notifier: notifier)
-let signalSources = daemon.installSignalHandlers()
+let signalSources = daemon.installSignalHandlers(on: controlQueue)
 daemon.start(playlist)
 // Clients are accepted once the playlist is in place: one that connected earlier waits in
 // the listen backlog, so its first status already counts the items.
