@@ -114,23 +114,15 @@ final class Daemon: Sendable {
 
     // MARK: Signals
 
-    /// Takes SIGTERM, SIGINT, SIGHUP and SIGUSR1 from their default actions and delivers them
-    /// as dispatch events, so the handlers run as ordinary code, not in a signal context.
-    /// Keep the returned sources. `queue` is the control queue: a SIGHUP reload and a
-    /// client's `load` never run at the same time.
-    func installSignalHandlers(on queue: DispatchQueue) -> [any DispatchSourceSignal] {
-        return [SIGTERM, SIGINT, SIGHUP, SIGUSR1].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { [weak self] in
-                switch number {
-                case SIGHUP: self?.reload()
-                case SIGUSR1: self?.writeStatus()
-                default: self?.shutdown(reason: number == SIGINT ? "SIGINT" : "SIGTERM")
-                }
+    /// Takes the signals of `SignalPipe` as ordinary code on `queue`, the control queue: a
+    /// SIGHUP reload and a client's `load` never run at the same time. Keep the source.
+    func installSignalHandlers(on queue: DispatchQueue) -> any DispatchSourceRead {
+        SignalPipe.source(on: queue) { [weak self] number in
+            switch number {
+            case SIGHUP: self?.reload()
+            case SIGUSR1: self?.writeStatus()
+            default: self?.shutdown(reason: number == SIGINT ? "SIGINT" : "SIGTERM")
             }
-            source.resume()
-            return source
         }
     }
 

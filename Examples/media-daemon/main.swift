@@ -7,6 +7,8 @@ import MediaEvents
 // Lines; see `usage` in DaemonOptions.swift.
 
 Output.ignoreSIGPIPE()
+// SIGTERM, SIGINT, SIGHUP and SIGUSR1 are taken from here on (see SignalPipe).
+SignalPipe.install()
 let options: DaemonOptions
 do {
     options = try DaemonOptions.parse(RawArguments.arguments())

@@ -475,6 +475,13 @@ final class MediaDaemonControlTests: XCTestCase {
         XCTAssertEqual(changedFields["item"] as? Int, 2)
         XCTAssertEqual(changedFields["entry"] as? String, second.path)
 
+        let third = try TestMedia.wav(seconds: 30, sampleRate: 8000, name: "third.wav")
+        let loaded = try runProgram("media-events", ["ctl", "--socket", path, "load", "--append", third.path], timeout: 30)
+        XCTAssertEqual(loaded.status, 0, loaded.stderr)
+        XCTAssertEqual(loaded.stdout, #"{"request_id":1,"ok":true,"items":3}"# + "\n")
+        let listed = try parseJSONObject(try runProgram("media-events", ["ctl", "--socket", path, "playlist"], timeout: 30).stdout)
+        XCTAssertEqual(listed["entries"] as? [String], [first.path, second.path, third.path])
+
         let bad = try runProgram("media-events", ["ctl", "--socket", path, "seek", "1.5"], timeout: 30)
         XCTAssertEqual(bad.status, 2)
         XCTAssertTrue(bad.stderr.contains("try 'media-events ctl --help'"), bad.stderr)
@@ -569,6 +576,35 @@ final class MediaDaemonControlTests: XCTestCase {
         XCTAssertEqual(all.filter { $0 == "READY=1" }.count, 1)
         XCTAssertTrue(all.allSatisfy { ["READY=1", "STOPPING=1", "WATCHDOG=1"].contains($0) || $0.hasPrefix("STATUS=") },
                       "\(all)")
+    }
+
+    /// SIGTERM as soon as READY=1 arrives, as systemd may send it: never lost, however early
+    /// (with dispatch signal sources, registered asynchronously, it was lost now and then and
+    /// the daemon never stopped).
+    func testNotify_whenSIGTERMRightAfterREADY_exitsZeroEachTime() throws {
+        let media = try TestMedia.wav(seconds: 30, sampleRate: 8000)
+        for run in 0..<10 {
+            let path = try testSocketPath("notify.sock")
+            let listener = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            defer { close(listener) }
+            XCTAssertEqual(withUnixAddress(path) { bind(listener, $0, $1) }, 0)
+            let daemon = try RunningProgram("media-daemon", ["--no-progress", media.path],
+                                            environment: ["NOTIFY_SOCKET": path])
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            var ready = false
+            let deadline = Date().addingTimeInterval(30)
+            while !ready && Date() < deadline {
+                var poller = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+                guard poll(&poller, 1, 100) > 0 else { continue }
+                let count = recv(listener, &buffer, buffer.count, 0)
+                ready = count > 0 && String(decoding: buffer[0..<count], as: UTF8.self) == "READY=1"
+            }
+            XCTAssertTrue(ready, "run \(run)")
+            daemon.send(SIGTERM)
+            let result = try daemon.finish(timeout: 30)
+            XCTAssertEqual(result.status, 0, "run \(run): \(result.stderr)")
+            XCTAssertEqual(try result.jsonLines().last?["event"] as? String, "Exited", "run \(run)")
+        }
     }
 
     /// `NOTIFY_SOCKET=@name`: an abstract socket (no file), as systemd may give.
