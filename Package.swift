@@ -44,7 +44,9 @@ let package = Package(
         .executableTarget(
             name: "media-daemon",
             dependencies: ["MediaEvents", "ExampleSupport"],
-            path: "Examples/media-daemon"
+            path: "Examples/media-daemon",
+            // The example systemd unit and the control socket's session: documentation.
+            exclude: ["media-daemon.service", "CONTROL.md"]
         ),
         .target(name: "CRawBaseline", dependencies: ["CLibVLC"], path: "Benchmarks/CRawBaseline"),
         .executableTarget(

@@ -23,6 +23,7 @@ public final class EventLog: Sendable {
         var written = 0
         var counts: [String: Int] = [:]
         var closed = false
+        var tap: (@Sendable (EventRecord, String) -> Void)?
     }
 
     /// The output format.
@@ -117,8 +118,17 @@ public final class EventLog: Sendable {
             // Under the lock, so that a failed write ends the process before a later line
             // could be written after a missing one.
             Output.write(line + "\n", to: state.fd, name: state.outputName)
+            // Under the lock too: the tap sees the lines in the log's order.
+            state.tap?(record, line)
             return true
         }
+    }
+
+    /// Calls `tap` with every line written from now on (the record and its text without the
+    /// newline), in the log's order, under the log's lock: it must return at once (queue the
+    /// line, never wait) and must not write to this log.
+    public func setTap(_ tap: (@Sendable (EventRecord, String) -> Void)?) {
+        state.withLock { $0.tap = tap }
     }
 
     /// How many times each event name was written so far.

@@ -66,12 +66,19 @@ final class Daemon: Sendable {
     private let configuration: any EventsConfiguring
     private let state = Guarded(State())
     private let subscriptions = Guarded<[EventSubscription]>([])
+    /// `--control`'s socket, flushed and removed at exit.
+    private let control: ControlServer?
+    /// systemd's notifications (`$NOTIFY_SOCKET`).
+    private let notifier: SystemdNotifier?
 
-    init(options: DaemonOptions, log: EventLog, library: VLCLibrary, configuration: any EventsConfiguring) {
+    init(options: DaemonOptions, log: EventLog, library: VLCLibrary, configuration: any EventsConfiguring,
+         control: ControlServer? = nil, notifier: SystemdNotifier? = nil) {
         self.options = options
         self.log = log
         self.library = library
         self.configuration = configuration
+        self.control = control
+        self.notifier = notifier
         listPlayer = VLCMediaListPlayer(library: library, configuration: configuration)
         listPlayer.playbackMode = options.loop ? .loop : .default
         causes = FailureCauseRecorder(player: listPlayer.mediaPlayer)
@@ -102,27 +109,20 @@ final class Daemon: Sendable {
         note("Started", [("items", .int(Int64(playlist.entries.count))), ("loop", .bool(options.loop)),
                          ("pid", .int(Int64(getpid())))])
         install(playlist)
+        notifier?.send("READY=1")
     }
 
     // MARK: Signals
 
-    /// Takes SIGTERM, SIGINT, SIGHUP and SIGUSR1 from their default actions and delivers them
-    /// as dispatch events, so the handlers run as ordinary code, not in a signal context.
-    /// Keep the returned sources.
-    func installSignalHandlers() -> [any DispatchSourceSignal] {
-        let queue = DispatchQueue(label: "media-daemon.signals")
-        return [SIGTERM, SIGINT, SIGHUP, SIGUSR1].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { [weak self] in
-                switch number {
-                case SIGHUP: self?.reload()
-                case SIGUSR1: self?.writeStatus()
-                default: self?.shutdown(reason: number == SIGINT ? "SIGINT" : "SIGTERM")
-                }
+    /// Takes the signals of `SignalPipe` as ordinary code on `queue`, the control queue: a
+    /// SIGHUP reload and a client's `load` never run at the same time. Keep the source.
+    func installSignalHandlers(on queue: DispatchQueue) -> any DispatchSourceRead {
+        SignalPipe.source(on: queue) { [weak self] number in
+            switch number {
+            case SIGHUP: self?.reload()
+            case SIGUSR1: self?.writeStatus()
+            default: self?.shutdown(reason: number == SIGINT ? "SIGINT" : "SIGTERM")
             }
-            source.resume()
-            return source
         }
     }
 
@@ -144,19 +144,24 @@ final class Daemon: Sendable {
 
     /// SIGUSR1: one line with the current item, state, time and counts.
     func writeStatus() {
+        note("Status", statusFields())
+    }
+
+    /// The current item, state, time and counts (the Status line, the `status` reply).
+    func statusFields() -> [(String, JSONValue)] {
         let player = listPlayer.mediaPlayer
-        let snapshot = state.withLock { $0 }
+        let counts = state.withLock { ($0.entries.count, $0.started, $0.ended, $0.failed) }
         var fields = itemContext()
         fields.append(("state", .string(player.state.description)))
         // -1 until the first TimeChanged of the media (and after it): unknown, left out.
         let time = player.time
         if time >= 0 { fields.append(("time_ms", .int(time))) }
         fields += [
-            ("items", .int(Int64(snapshot.entries.count))), ("started", .int(Int64(snapshot.started))),
-            ("ended", .int(Int64(snapshot.ended))), ("failed", .int(Int64(snapshot.failed))),
+            ("items", .int(Int64(counts.0))), ("started", .int(Int64(counts.1))),
+            ("ended", .int(Int64(counts.2))), ("failed", .int(Int64(counts.3))),
             ("events", .int(Int64(log.lineCount))),
         ]
-        note("Status", fields)
+        return fields
     }
 
     /// SIGTERM, SIGINT, `--exit-at-end`: stops playback and exits 0, within 2 s whatever
@@ -167,6 +172,7 @@ final class Daemon: Sendable {
             return !state.stopping
         }
         guard first else { return }
+        notifier?.send("STOPPING=1")
         note("Stopping", [("reason", .string(reason))])
         // A stop that hangs must not keep the daemon alive past its 2 s promise.
         DispatchQueue.global().asyncAfter(deadline: .now() + 1.5) { self.exitNow(stopped: false) }
@@ -183,6 +189,8 @@ final class Daemon: Sendable {
             ("failed", .int(Int64(counts.2))), ("events", .int(Int64(log.lineCount + 1))),
         ])
         guard log.close(with: closing) else { return }
+        // The Exited line too, if the clients' sockets take it now; the socket file goes.
+        control?.finish()
         log.sync()
         // _exit, not exit: atexit handlers and static destructors would run while libvlc's
         // threads may still be running (the stop may have timed out).
@@ -196,30 +204,7 @@ final class Daemon: Sendable {
         let listToken = list.observe { [weak self] event in
             self?.log.write(EventRecord(event))
         }
-        var media: [VLCMedia] = []
-        var mediaTokens: [EventSubscription] = []
-        for entry in playlist.entries {
-            guard let item = MediaInput.media(entry, library: library, configuration: configuration) else {
-                note("ItemFailed", [("entry", .string(entry))] + PlaybackFailure(.invalidURL).fields)
-                continue
-            }
-            let index = media.count
-            mediaTokens.append(item.observe { [weak self] event in
-                guard let self else { return }
-                if case .subItemAdded(let child) = event {
-                    // A playlist's or directory's entries: the list player plays them next,
-                    // as parts of this item.
-                    let mrl = child.mrl
-                    self.state.withLock { state in
-                        guard state.currentIndex == index else { return }
-                        state.progress.subItems += 1
-                        state.expansion[mrl, default: 0] += 1
-                    }
-                }
-                self.log.write(EventRecord(event), context: self.itemContext())
-            })
-            media.append(item)
-        }
+        let (media, mediaTokens) = makeMedia(playlist.entries, firstIndex: 0)
         let (oldList, oldTokens, oldListToken) = state.withLock { state in
             defer {
                 state.entries = playlist.entries
@@ -243,6 +228,49 @@ final class Daemon: Sendable {
             return
         }
         listPlayer.play()
+    }
+
+    /// Adds `entries` to the end of the playlist being played (`load` with `"append"`).
+    private func append(_ entries: [String]) {
+        let (list, firstIndex) = state.withLock { ($0.list, $0.mrls.count) }
+        guard let list else { return }
+        let (media, mediaTokens) = makeMedia(entries, firstIndex: firstIndex)
+        state.withLock { state in
+            state.entries += entries
+            state.mrls += media.map(\.mrl)
+            state.mediaSubscriptions += mediaTokens
+        }
+        list.append(contentsOf: media)
+    }
+
+    /// The media of `entries`, observed, the first one being item `firstIndex` of the list;
+    /// an entry that is no valid URL is logged as failed and left out.
+    private func makeMedia(_ entries: [String], firstIndex: Int) -> ([VLCMedia], [EventSubscription]) {
+        var media: [VLCMedia] = []
+        var mediaTokens: [EventSubscription] = []
+        for entry in entries {
+            guard let item = MediaInput.media(entry, library: library, configuration: configuration) else {
+                note("ItemFailed", [("entry", .string(entry))] + PlaybackFailure(.invalidURL).fields)
+                continue
+            }
+            let index = firstIndex + media.count
+            mediaTokens.append(item.observe { [weak self] event in
+                guard let self else { return }
+                if case .subItemAdded(let child) = event {
+                    // A playlist's or directory's entries: the list player plays them next,
+                    // as parts of this item.
+                    let mrl = child.mrl
+                    self.state.withLock { state in
+                        guard state.currentIndex == index else { return }
+                        state.progress.subItems += 1
+                        state.expansion[mrl, default: 0] += 1
+                    }
+                }
+                self.log.write(EventRecord(event), context: self.itemContext())
+            })
+            media.append(item)
+        }
+        return (media, mediaTokens)
     }
 
     // MARK: Events
@@ -279,6 +307,13 @@ final class Daemon: Sendable {
             state.outcomeKnown = false
             state.attempt += 1
             return state.attempt
+        }
+        if let notifier {
+            let item = itemContext()
+            if item.count == 2, case .int(let number) = item[0].1, case .string(let entry) = item[1].1 {
+                let count = state.withLock { $0.entries.count }
+                notifier.status("playing item \(number) of \(count): \(entry)")
+            }
         }
         let seconds = options.openTimeout
         DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [weak self] in
@@ -341,6 +376,7 @@ final class Daemon: Sendable {
 
     private func playlistEnded() {
         note("PlaylistEnded", counts())
+        notifier?.status("playlist ended")
         if options.exitAtEnd { shutdown(reason: "end of playlist") }
     }
 
@@ -363,5 +399,102 @@ final class Daemon: Sendable {
             guard let current = index ?? state.currentIndex, current < state.entries.count else { return [] }
             return [("item", .int(Int64(current + 1))), ("entry", .string(state.entries[current]))]
         }
+    }
+}
+
+// MARK: Control commands
+
+extension Daemon: ControlCommands {
+    /// A `--control` command. Playback changes go through the list player's queued control
+    /// calls: the reply says the command was accepted, its effect arrives as events.
+    func perform(_ command: String, _ request: [String: Any]) -> CommandReply {
+        switch command {
+        case "play":
+            if let item = request["item"] {
+                let count = state.withLock { $0.mrls.count }
+                guard let number = Self.wholeNumber(item).map(Int.init), number >= 1, number <= count else {
+                    return .error("\"item\" must be a whole number from 1 to \(count)")
+                }
+                listPlayer.play(at: number - 1)
+            } else {
+                listPlayer.play()
+            }
+        case "pause": listPlayer.pause()
+        case "resume": listPlayer.resume()
+        case "stop": listPlayer.stop()
+        case "next": listPlayer.next()
+        case "previous": listPlayer.previous()
+        case "seek":
+            let player = listPlayer.mediaPlayer
+            switch (request["ms"], request["fraction"]) {
+            case (let ms?, nil):
+                guard let value = Self.wholeNumber(ms), value >= 0 else {
+                    return .error("\"ms\" must be a whole number of milliseconds, 0 or more")
+                }
+                guard player.isSeekable else { return .error("the current item cannot seek") }
+                player.time = value
+            case (nil, let fraction?):
+                guard let value = Self.number(fraction), value >= 0, value <= 1 else {
+                    return .error("\"fraction\" must be a number from 0 to 1")
+                }
+                guard player.isSeekable else { return .error("the current item cannot seek") }
+                player.position = Float(value)
+            default:
+                return .error("seek takes \"ms\" or \"fraction\" (one of them)")
+            }
+        case "volume":
+            guard let given = request["volume"], let volume = Self.wholeNumber(given), (0...200).contains(volume) else {
+                return .error("\"volume\" must be a whole number from 0 to 200 (percent)")
+            }
+            listPlayer.mediaPlayer.volume = Int(volume)
+            return .ok([("volume", .int(volume))])
+        case "load":
+            guard let list = request["entries"] as? [Any], !list.isEmpty, list.allSatisfy({ $0 is String }) else {
+                return .error("\"entries\" must be a non-empty list of paths or URLs")
+            }
+            let entries = list.compactMap { $0 as? String }
+            let mode = request["mode"] as? String ?? "replace"
+            let current = state.withLock { $0.entries.count }
+            let total = mode == "append" ? current + entries.count : entries.count
+            guard total <= MediaInput.maximumEntries else {
+                return .error("more than \(MediaInput.maximumEntries) entries: not loaded")
+            }
+            switch mode {
+            case "replace":
+                listPlayer.stop()
+                install(Playlist(entries: entries))
+            case "append":
+                append(entries)
+            default:
+                return .error("\"mode\" must be \"replace\" or \"append\", not '\(mode)'")
+            }
+            let items = state.withLock { $0.entries.count }
+            note("Loaded", [("mode", .string(mode)), ("entries", .int(Int64(entries.count))), ("items", .int(Int64(items)))])
+            return .ok([("items", .int(Int64(items)))])
+        case "playlist":
+            let (entries, current) = state.withLock { ($0.entries, $0.currentIndex) }
+            var fields: [(String, JSONValue)] = [("entries", .array(entries.map { .string($0) }))]
+            if let current { fields.append(("item", .int(Int64(current + 1)))) }
+            return .ok(fields)
+        case "status":
+            return .ok(statusFields())
+        default:
+            return .error("unknown command '\(command)'")
+        }
+        return .ok([])
+    }
+
+    /// A JSON number that is a whole number (not a boolean).
+    private static func wholeNumber(_ value: Any) -> Int64? {
+        guard let number = Self.number(value), number.rounded() == number, abs(number) < 1e15 else { return nil }
+        return Int64(number)
+    }
+
+    /// A JSON number (not a boolean, not a string).
+    private static func number(_ value: Any) -> Double? {
+        // JSONSerialization gives true and false as NSNumbers of type "c".
+        guard let number = value as? NSNumber, String(cString: number.objCType) != "c" else { return nil }
+        let double = number.doubleValue
+        return double.isFinite ? double : nil
     }
 }

@@ -24,6 +24,14 @@ let usage = """
                          "level", "module", "object", "text"); = --log-level debug
       --log-level LEVEL  only libvlc's messages of LEVEL and above: debug, notice, warning
                          or error (default: none logged)
+      --control PATH     listen on a Unix socket at PATH (mode 0600; a stale socket there is
+                         replaced, any other file refused; removed at exit) for JSON Lines
+                         commands: play, pause, resume, stop, next, previous, seek, volume,
+                         load, playlist, status, subscribe, unsubscribe; subscribed clients
+                         get the log's lines; see 'media-events ctl --help'
+
+    systemd: with $NOTIFY_SOCKET set (Type=notify) it sends READY=1 once the playlist is
+    loaded, STATUS= per item, STOPPING=1, and WATCHDOG=1 every half $WATCHDOG_USEC.
 
     Signals: SIGTERM, SIGINT  stop playback, write the last line, exit 0 (within 2 s)
              SIGHUP           re-read the playlist (and reopen the log), play from the start
@@ -33,10 +41,12 @@ let usage = """
     "source":"daemon": Started, ItemFailed ("error": EncounteredError, NoTracks,
     OpenTimeout or InvalidURL, "message", and "cause": libvlc's error messages for the item,
     when it logged any), PlaylistEnded, Reloaded, ReloadFailed, Status,
-    Stopping, Exited.
+    Stopping, Exited; Loaded (a control client's load).
     Exit status: 0 after a signal or --exit-at-end; 1 the playlist or log could not be
-    opened at start, the playlist is not text or is empty, or the log cannot be written (a
-    message says why); 141 the output pipe was closed; 2 usage error.
+    opened at start, the playlist is not text or is empty, the control socket cannot be
+    created (its path exists and is not a stale socket, or another daemon listens on it),
+    or the log cannot be written (a message says why); 141 the output pipe was closed;
+    2 usage error.
     """
 
 /// The options of `media-daemon`.
@@ -53,6 +63,8 @@ struct DaemonOptions {
     var openTimeout = 30.0
     /// libvlc's log messages of this level and above are logged (`--verbose`, `--log-level`).
     var logLevel: LogLevel?
+    /// The control socket's path (`--control`).
+    var controlPath: String?
 
     static func parse(_ arguments: [String]) throws -> DaemonOptions {
         var options = DaemonOptions()
@@ -69,6 +81,12 @@ struct DaemonOptions {
             case "--open-timeout": options.openTimeout = try reader.number(for: argument)
             case "--verbose": options.logLevel = .debug
             case "--log-level": options.logLevel = try reader.logLevel(for: argument)
+            case "--control":
+                let path = try reader.value(for: argument)
+                guard !path.isEmpty, path.utf8.count <= UnixSocket.maximumPathBytes else {
+                    throw UsageError("--control needs a socket path of 1 to \(UnixSocket.maximumPathBytes) bytes")
+                }
+                options.controlPath = path
             case "-h", "--help":
                 printOutput(usage)
                 exit(0)

@@ -7,6 +7,8 @@ import MediaEvents
 // Lines; see `usage` in DaemonOptions.swift.
 
 Output.ignoreSIGPIPE()
+// SIGTERM, SIGINT, SIGHUP and SIGUSR1 are taken from here on (see SignalPipe).
+SignalPipe.install()
 let options: DaemonOptions
 do {
     options = try DaemonOptions.parse(RawArguments.arguments())
@@ -40,6 +42,23 @@ if let path = options.logFile {
     }
 }
 
+// The control socket (--control), the signal handlers and systemd's watchdog timer run on
+// this queue (the watchdog's pings stop when it is stuck); the socket is created before
+// libvlc, so that a path in use fails the start at once.
+let controlQueue = DispatchQueue(label: "media-daemon.control")
+let control: ControlServer?
+if let path = options.controlPath {
+    do {
+        control = try ControlServer(path: path, queue: controlQueue)
+    } catch {
+        printError("media-daemon: --control: \(error)")
+        exit(1)
+    }
+} else {
+    control = nil
+}
+let notifier = SystemdNotifier()
+
 // One queue for the events and libvlc's log (--verbose): async deliveries keep libvlc's order.
 let configuration = options.dispatch.configuration(queue: DispatchQueue(label: "media-daemon.events"))
 let library: VLCLibrary
@@ -48,6 +67,7 @@ do {
                              logsConfiguration: configuration)
 } catch {
     printError("media-daemon: \(error)")
+    control?.finish()
     exit(1)
 }
 
@@ -56,10 +76,17 @@ let audioWarning = options.audio ? AudioOutputWarning.watch(library, program: "m
 let log = EventLog(format: .json, filter: options.filter, fd: logFD,
                    outputName: options.logFile ?? "standard output",
                    lastSeq: options.logFile == nil ? 0 : EventLog.lastSeq(inLogFile: logFD), wallClock: true)
-let daemon = Daemon(options: options, log: log, library: library, configuration: configuration)
-
-let signalSources = daemon.installSignalHandlers()
+let daemon = Daemon(options: options, log: log, library: library, configuration: configuration,
+                    control: control, notifier: notifier)
+let signalSources = daemon.installSignalHandlers(on: controlQueue)
 daemon.start(playlist)
+// Clients are accepted once the playlist is in place: one that connected earlier waits in
+// the listen backlog, so its first status already counts the items.
+if let control {
+    log.setTap { record, line in control.publish(record, line: line) }
+    control.start(commands: daemon)
+}
+notifier?.startWatchdog(on: controlQueue)
 withExtendedLifetime((signalSources, audioWarning)) {
     dispatchMain()
 }

@@ -7,11 +7,13 @@ enum Usage {
         usage: media-events log [options] [MEDIA...]
                media-events probe [--json] [--timeout SECONDS] [--no-chapters] MEDIA...
                media-events events
+               media-events ctl --socket PATH COMMAND [ARGS...]
                media-events help | --help | --version
 
         log    plays each MEDIA headless and prints every event of the player and its media
         probe  parses each MEDIA: meta, duration, tracks, sub-items, titles and chapters
         events lists the event names --only and --exclude accept
+        ctl    drives a media-daemon started with --control PATH, or prints its events
         'media-events COMMAND --help' shows a command's options and exit statuses.
         """
 
@@ -66,6 +68,30 @@ enum Usage {
         Exit status: 0 parsed; 1 parsing failed, timed out or found neither a track nor a
         sub-item, or the output cannot be written; 141 the output pipe was closed; 2 usage
         error.
+        """
+
+    static let ctl = """
+        usage: media-events ctl --socket PATH [--timeout SECONDS] COMMAND [ARGS...]
+
+        Sends COMMAND to the media-daemon listening on PATH (--control PATH) and prints its
+        reply, one JSON line: {"request_id":1,"ok":true,...} or {...,"ok":false,"error":"..."}.
+          play [ITEM]            play (the item numbered ITEM, from 1)
+          pause | resume | stop | next | previous
+          seek MS | seek FRACTION  to MS milliseconds (5000), or a fraction of the length
+                                 written with a point (0.5)
+          volume PERCENT         0 to 200
+          load [--append] MEDIA...  replace the playlist (or add to its end); relative paths
+                                 are made absolute here
+          playlist | status      the entries and current item; the state, counts, clients
+          watch [NAMES]          print the daemon's event lines as it writes them (NAMES:
+                                 comma-separated, as --only takes them, or the daemon's own:
+                                 ItemFailed, PlaylistEnded, ...) until it closes the connection
+          --timeout SECONDS      wait this long to connect and for the reply (default 10)
+
+        Exit status: 0 the daemon answered "ok":true (watch: it closed the connection, as
+        at its exit); 1 it answered an error, the socket cannot be reached, no reply came
+        within the timeout, watch was disconnected for not reading fast enough, or the output
+        cannot be written; 141 the output pipe was closed; 2 usage error.
         """
 
     static let events = """

@@ -27,6 +27,9 @@ do {
         let status = await ProbeCommand(options: options).run()
         VLCLibrary.waitForPendingTeardowns()
         exit(status)
+    case "ctl":
+        let options = try CtlCommand.parse(arguments)
+        exit(CtlCommand(options: options).run())
     case "events":
         if let argument = arguments.first {
             guard argument == "--help" || argument == "-h" else {
@@ -46,5 +49,5 @@ do {
         throw UsageError("unknown command '\(command)'")
     }
 } catch let error as UsageError {
-    exitWithUsage(error, command: ["log", "probe", "events"].contains(command) ? command : nil)
+    exitWithUsage(error, command: ["log", "probe", "events", "ctl"].contains(command) ? command : nil)
 }

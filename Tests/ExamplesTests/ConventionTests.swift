@@ -15,7 +15,8 @@ final class ConventionTests: XCTestCase {
     }
 
     func testMediaEvents_whenCommandHelp_printsThatCommandsHelp() throws {
-        let cases = [("log", "--open-timeout SECONDS"), ("probe", "--timeout SECONDS"), ("events", "Lists the event names")]
+        let cases = [("log", "--open-timeout SECONDS"), ("probe", "--timeout SECONDS"), ("events", "Lists the event names"),
+                     ("ctl", "--socket PATH")]
         for (command, option) in cases {
             let result = try runProgram("media-events", [command, "--help"], timeout: 30)
             XCTAssertEqual(result.status, 0, result.stderr)

@@ -65,7 +65,9 @@ final class RunningProgram: @unchecked Sendable {
     /// /dev/full), otherwise to a pipe read into `stdout`.
     /// With `shellScript`, `/bin/sh -c shellScript PROGRAM arguments…` runs instead: the way to
     /// give the program arguments that are not UTF-8 (`Process` takes Strings only).
-    init(_ name: String, _ arguments: [String], standardOutput: FileHandle? = nil, shellScript: String? = nil) throws {
+    /// `environment` is added to (and overrides) the test process's environment.
+    init(_ name: String, _ arguments: [String], standardOutput: FileHandle? = nil, shellScript: String? = nil,
+         environment: [String: String] = [:]) throws {
         if let shellScript {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", shellScript, try productPath(name)] + arguments
@@ -77,6 +79,9 @@ final class RunningProgram: @unchecked Sendable {
         process.standardOutput = standardOutput ?? out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let ended = ended
         process.terminationHandler = { _ in ended.signal() }
         try process.run()
@@ -149,8 +154,8 @@ final class RunningProgram: @unchecked Sendable {
 
 /// Runs `name` with `arguments` to its end, killing it after `timeout` seconds (a failure).
 func runProgram(_ name: String, _ arguments: [String], timeout: Double = 90,
-                standardOutput: FileHandle? = nil) throws -> ProgramResult {
-    try RunningProgram(name, arguments, standardOutput: standardOutput).finish(timeout: timeout)
+                standardOutput: FileHandle? = nil, environment: [String: String] = [:]) throws -> ProgramResult {
+    try RunningProgram(name, arguments, standardOutput: standardOutput, environment: environment).finish(timeout: timeout)
 }
 
 /// Runs `name` with its standard output into a pipe, reads `lines` lines from it and closes
