@@ -46,7 +46,7 @@ let package = Package(
             dependencies: ["MediaEvents", "ExampleSupport"],
             path: "Examples/media-daemon",
             // The example systemd unit and the control socket's session: documentation.
-            exclude: ["media-daemon.service", "CONTROL.md"]
+            exclude: ["media-daemon.service"]
         ),
         .target(name: "CRawBaseline", dependencies: ["CLibVLC"], path: "Benchmarks/CRawBaseline"),
         .executableTarget(

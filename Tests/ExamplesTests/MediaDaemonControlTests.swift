@@ -448,7 +448,7 @@ final class MediaDaemonControlTests: XCTestCase {
 
     // MARK: media-events ctl
 
-    func testCtl_statusNextWatch_asTheSessionInCONTROL_md() throws {
+    func testCtl_statusNextWatch_asTheSessionInTheDocs() throws {
         let first = try TestMedia.wav(seconds: 30, sampleRate: 8000, name: "first.wav")
         let second = try TestMedia.wav(seconds: 30, sampleRate: 8000, name: "second.wav")
         let (daemon, path) = try startDaemon([first, second])
