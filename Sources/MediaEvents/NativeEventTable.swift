@@ -116,3 +116,11 @@ func deliverNativeEvent<Source: VLCEventSource>(
         if typed.holdsWrappers { ServiceQueues.releaseLater(consume typed) }
     }
 }
+
+/// Attaches `callback` with `userData` to `media`'s `MediaFreed`, for good: libvlc sends it
+/// once, from its last release, after it cancelled and waited for the media's parse and after
+/// every player let the media go. Never detached (the event manager goes with the media).
+/// For what must live exactly as long as libvlc's media (a stream media's `open` closure).
+func attachUntilFreed(_ media: OpaquePointer, _ callback: libvlc_callback_t, _ userData: UnsafeMutableRawPointer) {
+    libvlc_event_attach(libvlc_media_event_manager(media), Int32(libvlc_MediaFreed.rawValue), callback, userData)
+}

@@ -71,7 +71,7 @@ extension VLCMedia {
         // libvlc sends MediaFreed once it is done with the media, after cancelling and waiting
         // for its parse and after every player let it go (each closes its input first): the
         // source's reference is dropped then. This listener is never detached.
-        libvlc_event_attach(libvlc_media_event_manager(media), Int32(libvlc_MediaFreed.rawValue), streamFreed, source)
+        attachUntilFreed(media, streamFreed, source)
         self.init(adopting: media, configuration: configuration, attachNow: true)
     }
 
