@@ -81,7 +81,10 @@ final class VLCMediaListPlayerTests: XCTestCase {
         let library = try VLCLibrary()
         for configuration in [EventsDefaultConfiguration() as any EventsConfiguring,
                               EventsQueueConfiguration(queue: DispatchQueue(label: "h"), isAsync: false)] {
-            let (list, _) = try wavList(3, library)
+            // Items long enough that the queued stop comes before the first one ends, even on a
+            // loaded machine (a 0.3 s item ended first once: a second NextItemSet and Stopped).
+            let list = VLCMediaList(media: (0..<3).map { _ in VLCMedia(path: SharedMedia.twoSecondWAV.path, library: library) },
+                                    library: library)
             let listPlayer = VLCMediaListPlayer(library: library, configuration: configuration)
             listPlayer.mediaList = list
             let events = Recorder<MediaListPlayerEvent.Kind>()
