@@ -24,6 +24,38 @@ final class DeliveryCounter: Sendable {
     var value: Int { count.load(ordering: .relaxed) }
 }
 
+/// What a user's own wrapper hands to `EventsHandler`: an object whose method the handler
+/// calls, as VLCKit's design has it.
+final class UserWrapper: Sendable {
+    let counter = DeliveryCounter()
+
+    @inline(never)
+    func received() { counter.hit() }
+
+    @inline(never)
+    func received(_ type: Int32) { if type >= 0 { counter.hit() } }
+}
+
+/// A user's own C callback, written in Swift: it borrows the `EventsHandler` that libvlc's
+/// user data points at and calls its public `handleEvent`.
+private let userCallback: crb_callback_t = { _, userData in
+    Unmanaged<EventsHandler<UserWrapper>>.fromOpaque(userData!).takeUnretainedValue()
+        .handleEvent { $0.received() }
+}
+
+/// The same, with a handler that uses the event: the closure captures its type.
+private let userCallbackCapturing: crb_callback_t = { event, userData in
+    let type = event!.load(as: Int32.self)
+    Unmanaged<EventsHandler<UserWrapper>>.fromOpaque(userData!).takeUnretainedValue()
+        .handleEvent { $0.received(type) }
+}
+
+/// The same, with the event type handed over as the payload of `handleEvent(_:_:)`.
+private let userCallbackPayload: crb_callback_t = { event, userData in
+    Unmanaged<EventsHandler<UserWrapper>>.fromOpaque(userData!).takeUnretainedValue()
+        .handleEvent(event!.load(as: Int32.self)) { $0.received($1) }
+}
+
 /// One measured run: the time on the producing thread (the `setMeta` loop, where libvlc
 /// sends the events) and the time until the last event was handled.
 struct Sample {
@@ -52,6 +84,8 @@ final class ThroughputBench {
     private let queuedMedia: VLCMedia
     private let streamedMedia: VLCMedia
     private let inlineCounter = DeliveryCounter()
+    private let userWrapper = UserWrapper()
+    private let userHandler: EventsHandler<UserWrapper>
     private let queuedCounter = DeliveryCounter()
     private var subscriptions: [EventSubscription] = []
 
@@ -68,6 +102,7 @@ final class ThroughputBench {
             configuration: EventsQueueConfiguration(queue: DispatchQueue(label: "benchmark.c"), isAsync: true))
         // Inline: the stream itself is the hop to the consumer, so no queue in between.
         streamedMedia = VLCMedia(url: url, library: library, configuration: EventsDefaultConfiguration())
+        userHandler = EventsHandler(object: userWrapper, configuration: EventsDefaultConfiguration())
         let inlineCounter = inlineCounter
         let queuedCounter = queuedCounter
         subscriptions = [
@@ -92,6 +127,18 @@ final class ThroughputBench {
             Variant(label: "(b)", name: "MediaEvents, EventsDefaultConfiguration (inline)", isAsync: false) { n in
                 self.burst(self.inlineMedia, self.inlineCounter, n)
             },
+            Variant(label: "(p)", name: "user's C callback calling public EventsHandler.handleEvent (inline)",
+                    isAsync: false) { n in
+                self.userBurst(self.userHandler, userCallback, self.userWrapper.counter, n)
+            },
+            Variant(label: "(p2)", name: "the same, closure capturing the event type (inline)",
+                    isAsync: false) { n in
+                self.userBurst(self.userHandler, userCallbackCapturing, self.userWrapper.counter, n)
+            },
+            Variant(label: "(p3)", name: "the same, event type as handleEvent's payload (inline)",
+                    isAsync: false) { n in
+                self.userBurst(self.userHandler, userCallbackPayload, self.userWrapper.counter, n)
+            },
             Variant(label: "(c)", name: "MediaEvents, async EventsQueueConfiguration", isAsync: true) { n in
                 self.burst(self.queuedMedia, self.queuedCounter, n)
             },
@@ -113,6 +160,16 @@ final class ThroughputBench {
         let end = crb_now_ns()
         precondition(counter.value == n, "delivered \(counter.value) of \(n)")
         return Sample(produceNanoseconds: Double(produced - start), totalNanoseconds: Double(end - start))
+    }
+
+    /// A burst delivered through a user's own C callback attached in place of the C counter.
+    private func userBurst(_ handler: EventsHandler<UserWrapper>, _ callback: crb_callback_t,
+                           _ counter: DeliveryCounter, _ n: Int) -> Sample {
+        counter.reset(target: n)
+        let userData = Unmanaged.passUnretained(handler).toOpaque()
+        let result = withExtendedLifetime(handler) { crb_run_callback(raw, n, Self.title, callback, userData) }
+        precondition(counter.value == n, "delivered \(counter.value) of \(n)")
+        return Self.sample(result)
     }
 
     /// (d): a task iterates `events(.metaChanged)` until it has counted `n`. The default
