@@ -63,6 +63,21 @@ struct Sample {
     var totalNanoseconds: Double
 }
 
+/// A variant's medians and the runs they come from (in the order the rounds ran).
+struct VariantResult {
+    let variant: Variant
+    /// Median ns per event on the producing thread, and until the last was handled.
+    let produce: Double
+    let total: Double
+    let samples: [Sample]
+}
+
+/// Making many subscriptions on one object, then cancelling them in random order.
+struct ManySubscriptions {
+    let subscribeSeconds: Double
+    let cancelSeconds: Double
+}
+
 /// A way of delivering the same burst of `MediaMetaChanged` events.
 struct Variant {
     let label: String
@@ -206,7 +221,7 @@ final class ThroughputBench {
 
     /// The median per variant of `runs` runs, after one warm-up run each; the variants take
     /// turns so that a change in machine load hits all of them alike.
-    func measure(events: Int, runs: Int, only: [String]? = nil) -> [(Variant, produce: Double, total: Double)] {
+    func measure(events: Int, runs: Int, only: [String]? = nil) -> [VariantResult] {
         let variants = variants.filter { only?.contains($0.label) ?? true }
         for variant in variants { _ = variant.run(events) }
         var samples = Array(repeating: [Sample](), count: variants.count)
@@ -216,9 +231,11 @@ final class ThroughputBench {
             }
         }
         return zip(variants, samples).map { variant, samples in
-            (variant,
-             Statistics.median(samples.map { $0.produceNanoseconds / Double(events) }),
-             Statistics.median(samples.map { $0.totalNanoseconds / Double(events) }))
+            VariantResult(
+                variant: variant,
+                produce: Statistics.median(samples.map { $0.produceNanoseconds / Double(events) }),
+                total: Statistics.median(samples.map { $0.totalNanoseconds / Double(events) }),
+                samples: samples)
         }
     }
 
@@ -262,6 +279,47 @@ final class ThroughputBench {
             results.append(Double(crb_now_ns() - start) / Double(pairs))
         }
         return Statistics.median(Array(results.dropFirst()))
+    }
+}
+
+extension ThroughputBench {
+    /// `count` subscriptions on a media that already has one (its native listeners are
+    /// attached), then every one cancelled in a random (seeded) order; the best of `runs`.
+    func manySubscriptions(count: Int, runs: Int) -> ManySubscriptions {
+        let media = VLCMedia(url: URL(fileURLWithPath: Self.mediaPath), library: library,
+                             configuration: EventsDefaultConfiguration())
+        let counter = DeliveryCounter()
+        let first = media.observe(.metaChanged) { _ in counter.hit() }
+        var generator = SplitMix64(seed: 15)
+        var best = ManySubscriptions(subscribeSeconds: .infinity, cancelSeconds: .infinity)
+        for _ in 0..<max(1, runs) {
+            var tokens: [EventSubscription] = []
+            tokens.reserveCapacity(count)
+            let order = Array(0..<count).shuffled(using: &generator)
+            let start = crb_now_ns()
+            for _ in 0..<count { tokens.append(media.observe(.metaChanged) { _ in counter.hit() }) }
+            let made = crb_now_ns()
+            for index in order { tokens[index].cancel() }
+            let end = crb_now_ns()
+            precondition(!tokens.contains { $0.isActive })
+            let run = ManySubscriptions(subscribeSeconds: Double(made - start) / 1e9, cancelSeconds: Double(end - made) / 1e9)
+            if run.subscribeSeconds + run.cancelSeconds < best.subscribeSeconds + best.cancelSeconds { best = run }
+        }
+        first.cancel()
+        return best
+    }
+}
+
+/// A seeded generator, so every run cancels in the same random orders.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
 

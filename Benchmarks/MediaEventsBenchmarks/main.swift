@@ -1,9 +1,10 @@
 // MediaEventsBenchmarks: the cost of delivering libvlc events through MediaEvents, side by side
-// with raw libvlc C callbacks, in one process and one run. See Benchmarks/README-section.md.
+// with raw libvlc C callbacks, in one process and one run. See Benchmarks/RESULTS.md.
 import CRawBaseline
 import Foundation
 import MediaEvents
 
+_ = Report.loadAverage  // before anything runs
 let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
 if options.logCostOnly {
     do {
@@ -25,19 +26,24 @@ do {
 var report = Report(options: options)
 
 report.throughput = bench.measure(events: options.events, runs: options.runs, only: options.only)
-if options.only != nil {
-    print(report.text())
-    exit(0)
+if options.includes("latency") {
+    report.latencyQueued = bench.latencyQueued(
+        events: options.latencyEvents, pauseMicroseconds: options.latencyPauseMicroseconds)
+    report.latencyDispatch = bench.latencyDispatch(
+        events: options.latencyEvents, pauseMicroseconds: options.latencyPauseMicroseconds)
 }
-report.latencyQueued = bench.latencyQueued(
-    events: options.latencyEvents, pauseMicroseconds: options.latencyPauseMicroseconds)
-report.latencyDispatch = bench.latencyDispatch(
-    events: options.latencyEvents, pauseMicroseconds: options.latencyPauseMicroseconds)
-report.subscribeCancelNanoseconds = bench.subscribeCancel(pairs: options.subscriptions, runs: options.runs)
+if options.includes("subscriptions") {
+    report.subscribeCancelNanoseconds = bench.subscribeCancel(pairs: options.subscriptions, runs: options.runs)
+    report.manySubscriptions = bench.manySubscriptions(count: options.subscriptions, runs: 3)
+}
 
 let memory = MemoryBench(library: bench.library, raw: bench.raw)
-report.perSubscription = memory.perSubscription(count: options.subscriptions)
-report.perPlayer = memory.perPlayer(count: options.players)
-report.cycles = await memory.playerCycles(options.cycles, warmUp: options.warmUpCycles)
+if options.includes("memory") {
+    report.perSubscription = memory.perSubscription(count: options.subscriptions)
+    report.perPlayer = memory.perPlayer(count: options.players)
+}
+if options.includes("cycles") {
+    report.cycles = await memory.playerCycles(options.cycles, warmUp: options.warmUpCycles)
+}
 
 print(options.markdown ? report.markdown() : report.text())
