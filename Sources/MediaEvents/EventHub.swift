@@ -26,18 +26,33 @@ protocol EventSink<Event>: AnyObject, Sendable {
 /// A removal while an event is being published copies the slots once, since the publishing
 /// snapshot shares them; the removals after it in the same publish find them unshared.
 public final class EventHub<Event: VLCEvent>: Sendable {
+    /// A sink by its concrete class, so that publishing calls it directly: through the
+    /// existential, the call landed in the sink's unspecialized generic code, which looks up
+    /// generic metadata on every event (for a stream, several lookups per event).
+    private enum Slot {
+        case closure(ClosureSink<Event>)
+        case stream(EventStreamSink<Event>)
+
+        var sink: any EventSink<Event> {
+            switch self {
+            case .closure(let sink): sink
+            case .stream(let sink): sink
+            }
+        }
+    }
+
     private struct State {
         /// In subscription order; `nil` where a sink was removed, until `compact()`.
-        var slots: [(any EventSink<Event>)?] = []
+        var slots: [Slot?] = []
         /// The slot of each live sink.
         var slotOf: [ObjectIdentifier: Int] = [:]
         var finished = false
         /// The native listeners, attached at creation.
         var table: NativeEventTable?
 
-        mutating func append(_ sink: any EventSink<Event>) {
-            slotOf[ObjectIdentifier(sink)] = slots.count
-            slots.append(sink)
+        mutating func append(_ slot: Slot) {
+            slotOf[ObjectIdentifier(slot.sink)] = slots.count
+            slots.append(slot)
         }
 
         mutating func remove(_ sink: any EventSink<Event>) {
@@ -54,16 +69,16 @@ public final class EventHub<Event: VLCEvent>: Sendable {
         /// Removes the empty slots: O(live), paid for by the more than `live` removals that
         /// left them.
         private mutating func compact() {
-            var kept: [(any EventSink<Event>)?] = []
+            var kept: [Slot?] = []
             kept.reserveCapacity(slotOf.count)
-            for case let sink? in slots {
-                slotOf[ObjectIdentifier(sink)] = kept.count
-                kept.append(sink)
+            for case let slot? in slots {
+                slotOf[ObjectIdentifier(slot.sink)] = kept.count
+                kept.append(slot)
             }
             slots = kept
         }
 
-        var sinks: [any EventSink<Event>] { slots.compactMap { $0 } }
+        var sinks: [any EventSink<Event>] { slots.compactMap { $0?.sink } }
     }
 
     private let state = Protected(State())
@@ -85,7 +100,12 @@ public final class EventHub<Event: VLCEvent>: Sendable {
     }
 
     /// Adds `sink`; returns `false` (and does not add it) once the source has been torn down.
-    func add(_ sink: any EventSink<Event>) -> Bool {
+    func add(_ sink: ClosureSink<Event>) -> Bool { add(.closure(sink)) }
+
+    /// Adds `sink`; returns `false` (and does not add it) once the source has been torn down.
+    func add(_ sink: EventStreamSink<Event>) -> Bool { add(.stream(sink)) }
+
+    private func add(_ slot: Slot) -> Bool {
         // Attached outside the lock (a no-op once attached): libvlc may wait for a running
         // callback, and a callback publishing to this hub takes the lock. A first subscription
         // to a wrapper made for an event, made inside a handler or on a queue a synchronous
@@ -101,7 +121,7 @@ public final class EventHub<Event: VLCEvent>: Sendable {
         }
         return state.withLock { state in
             if state.finished { return false }
-            state.append(sink)
+            state.append(slot)
             return true
         }
     }
@@ -114,8 +134,11 @@ public final class EventHub<Event: VLCEvent>: Sendable {
 
     func publish(_ event: Event) {
         let slots = state.withLock { $0.slots }
-        for case let sink? in slots where sink.mask.contains(event.kind) {
-            sink.receive(event)
+        for case let slot? in slots {
+            switch slot {
+            case .closure(let sink): if sink.mask.contains(event.kind) { sink.receive(event) }
+            case .stream(let sink): if sink.mask.contains(event.kind) { sink.receive(event) }
+            }
         }
     }
 
