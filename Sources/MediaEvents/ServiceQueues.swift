@@ -28,6 +28,10 @@ enum ServiceQueues {
     /// their own (media, lists), away from libvlc threads and their locks.
     static let teardown = DispatchQueue(label: "MediaEvents.teardown", qos: qos)
 
+    /// The serial queue that resumes event streams' waiting consumers, so that libvlc's
+    /// thread never resumes a task (see `EventStreamSink.receive`).
+    static let streams = DispatchQueue(label: "MediaEvents.streams", qos: qos)
+
     /// Every queued release pass, lease, completion and teardown (detach and native
     /// release) that has not finished yet; `VLCLibrary.waitForPendingTeardowns` waits for it.
     static let pendingTeardowns = PendingWork()
