@@ -155,7 +155,16 @@ final class ThroughputBench {
                 self.userBurst(self.userHandler, userCallbackPayload, self.userWrapper.counter, n)
             },
             Variant(label: "(c)", name: "MediaEvents, async EventsQueueConfiguration", isAsync: true) { n in
-                self.burst(self.queuedMedia, self.queuedCounter, n)
+                _ = DrainStatistics.shared.take()
+                let sample = self.burst(self.queuedMedia, self.queuedCounter, n)
+                if ProcessInfo.processInfo.environment["MEDIAEVENTS_DRAIN_STATISTICS"] != nil {
+                    let counts = DrainStatistics.shared.take()
+                    let text = zip(DrainStatistics.names, counts).map { "\($0) \($1)" }.joined(separator: ", ")
+                    FileHandle.standardError.write(Data(String(
+                        format: "(c) run: %.0f ns/event on libvlc's thread, %.0f total; %@\n",
+                        sample.produceNanoseconds / Double(n), sample.totalNanoseconds / Double(n), text).utf8))
+                }
+                return sample
             },
             Variant(label: "(d)", name: "MediaEvents AsyncSequence consumer", isAsync: true) { n in
                 self.streamBurst(n)
