@@ -37,6 +37,7 @@ struct Report {
                 row("(a)") == nil ? Self.notMeasured : String(format: "%.1f %%", 100 * rawNanoseconds / total),
                 String(format: "%.0f", produce),
                 row("(a)") == nil ? Self.notMeasured : String(format: "%+.0f", produce - rawNanoseconds),
+                Self.range(result.samples.map { $0.totalNanoseconds / Double(options.events) }),
             ])
         }
         return rows
@@ -158,7 +159,13 @@ struct Report {
 
     private static let throughputHeader = [
         "", "variant", "events/s", "ns/event", "vs (a)", "ns/event on libvlc's thread", "of which beyond (a)",
+        "ns/event, each run",
     ]
+
+    /// The lowest and highest of the runs: how noisy the machine was.
+    private static func range(_ values: [Double]) -> String {
+        String(format: "%.0f–%.0f", values.min() ?? 0, values.max() ?? 0)
+    }
 
     private var parameters: String {
         "\(Self.grouped(Double(options.events))) events per run, median of \(options.runs) runs after a warm-up; "
