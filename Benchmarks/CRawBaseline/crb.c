@@ -166,6 +166,18 @@ crb_result_t crb_run_dispatch(crb_bench_t *bench, long n, const char *title) {
     return (crb_result_t){ produced - start, end - start, atomic_load(&bench->count) };
 }
 
+crb_result_t crb_run_callback(crb_bench_t *bench, long n, const char *title,
+                              crb_callback_t callback, void *user_data) {
+    libvlc_event_manager_t *em = libvlc_media_event_manager(bench->media);
+    libvlc_callback_t listener = (libvlc_callback_t)callback;
+    for (size_t i = 0; i < MEDIA_TYPE_COUNT; i++) libvlc_event_attach(em, media_types[i], listener, user_data);
+    uint64_t start = crb_now_ns();
+    for (long i = 0; i < n; i++) libvlc_media_set_meta(bench->media, libvlc_meta_Title, title);
+    uint64_t end = crb_now_ns();
+    for (size_t i = 0; i < MEDIA_TYPE_COUNT; i++) libvlc_event_detach(em, media_types[i], listener, user_data);
+    return (crb_result_t){ end - start, end - start, 0 };
+}
+
 long crb_latency_dispatch(crb_bench_t *bench, long n, unsigned pause_us, const char *title,
                           uint64_t *latencies_ns) {
     atomic_store(&bench->mode, CRB_DISPATCH);

@@ -52,8 +52,7 @@ struct MemoryBench {
             tokens.append(media.observe(.metaChanged) { _ in counter.hit() })
         }
         let grown = MemoryReading.now() - before
-        // The media goes first: its teardown finishes every sink in one pass, where cancelling
-        // the tokens one by one would search the subscriber list each time.
+        // The media goes first: its teardown finishes every sink in one pass.
         withExtendedLifetime(media) {}
         withExtendedLifetime(first) {}
         withExtendedLifetime(tokens) {}

@@ -22,8 +22,14 @@ struct Options {
     var quick = false
     /// Measure only the cost per log message (`--log-cost`).
     var logCostOnly = false
-    /// Run only the throughput variants with these labels, e.g. ["(a)", "(b)"] (for profiling).
+    /// Run only the throughput variants with these labels, e.g. ["(a)", "(b)"] (for profiling),
+    /// and the other measurements named among them ("(latency)", "(subscriptions)",
+    /// "(memory)", "(cycles)"); the rest are reported as not measured.
     var only: [String]?
+
+    /// Whether the measurement `name` (a variant label without parentheses, or one of the
+    /// other measurements' names) runs.
+    func includes(_ name: String) -> Bool { only?.contains("(\(name))") ?? true }
 
     static let usage = """
         usage: MediaEventsBenchmarks [--events N] [--runs R] [--cycles N] [--quick] [--markdown] [--only V,W]
@@ -31,7 +37,9 @@ struct Options {
           --runs R     measured runs per variant, median reported (default 5)
           --quick      small sizes for a CI smoke run (a few seconds)
           --markdown   print the results as a Markdown table with machine and date
-          --only V,W   run only these throughput variants (a0, a, b, c, d, e), e.g. under perf
+          --only V,W   run only these throughput variants (a0, a, b, p, p2, p3, c, d, e), e.g. under
+                       perf, and of the other measurements those named (latency, subscriptions,
+                       memory, cycles); the rest print "not measured"
           --cycles N   player create/observe/teardown cycles measured (default 10000)
           --log-cost   measure only the cost per log message, with and without a listener
         """

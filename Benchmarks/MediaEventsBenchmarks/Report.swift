@@ -5,33 +5,39 @@ import MediaEvents
 /// The results of one run of the benchmark, printed as text or as the README's Markdown.
 struct Report {
     let options: Options
-    var throughput: [(Variant, produce: Double, total: Double)] = []
-    var latencyQueued: [UInt64] = []
-    var latencyDispatch: [UInt64] = []
-    var subscribeCancelNanoseconds = 0.0
-    var perSubscription = (heap: 0.0, resident: 0.0)
-    var perPlayer = (wrapped: 0.0, raw: 0.0)
-    var cycles = MemoryReading(heap: 0, resident: 0)
+    var throughput: [VariantResult] = []
+    // `nil`: not measured in this run (`--only`); printed as such, never as a zero.
+    var latencyQueued: [UInt64]?
+    var latencyDispatch: [UInt64]?
+    var subscribeCancelNanoseconds: Double?
+    var manySubscriptions: ManySubscriptions?
+    var perSubscription: (heap: Double, resident: Double)?
+    var perPlayer: (wrapped: Double, raw: Double)?
+    var cycles: MemoryReading?
+
+    static let notMeasured = "not measured"
 
     private var rawNanoseconds: Double {
-        throughput.first { $0.0.label == "(a)" }?.total ?? .nan
+        row("(a)")?.total ?? .nan
     }
 
-    private func row(_ label: String) -> (Variant, produce: Double, total: Double)? {
-        throughput.first { $0.0.label == label }
+    private func row(_ label: String) -> VariantResult? {
+        throughput.first { $0.variant.label == label }
     }
 
     /// Rows of the throughput table: label, name, events/s, ns/event, ratio to (a),
     /// ns/event on libvlc's thread, of which beyond (a).
     private var throughputRows: [[String]] {
         var rows: [[String]] = []
-        for (variant, produce, total) in throughput {
+        for result in throughput {
+            let (variant, produce, total) = (result.variant, result.produce, result.total)
             rows.append([
                 variant.label, variant.name,
                 Self.grouped(1e9 / total), String(format: "%.0f", total),
-                String(format: "%.1f %%", 100 * rawNanoseconds / total),
+                row("(a)") == nil ? Self.notMeasured : String(format: "%.1f %%", 100 * rawNanoseconds / total),
                 String(format: "%.0f", produce),
-                String(format: "%+.0f", produce - rawNanoseconds),
+                row("(a)") == nil ? Self.notMeasured : String(format: "%+.0f", produce - rawNanoseconds),
+                Self.range(result.samples.map { $0.totalNanoseconds / Double(options.events) }),
             ])
         }
         return rows
@@ -39,22 +45,127 @@ struct Report {
 
     private var otherRows: [[String]] {
         let kib = 1024.0
+        func measured<T>(_ value: T?, _ text: (T) -> String) -> String { value.map(text) ?? Self.notMeasured }
         return [
-            ["latency (c), p50 / p99", Self.latency(latencyQueued)],
-            ["latency (e), p50 / p99", Self.latency(latencyDispatch)],
-            ["subscribe + cancel", String(format: "%.0f ns", subscribeCancelNanoseconds)],
+            ["latency (c), p50 / p99", measured(latencyQueued, Self.latency)],
+            ["latency (e), p50 / p99", measured(latencyDispatch, Self.latency)],
+            ["subscribe + cancel", measured(subscribeCancelNanoseconds) { String(format: "%.0f ns", $0) }],
+            ["\(Self.grouped(Double(options.subscriptions))) subscriptions made, then cancelled in random order",
+             measured(manySubscriptions) {
+                 String(format: "%.0f ms + %.0f ms", $0.subscribeSeconds * 1000, $0.cancelSeconds * 1000)
+             }],
             ["memory per subscription (heap / RSS)",
-             String(format: "%.0f B / %.0f B", perSubscription.heap, perSubscription.resident)],
+             measured(perSubscription) { String(format: "%.0f B / %.0f B", $0.heap, $0.resident) }],
             ["memory per player (MediaEvents / raw libvlc)",
-             String(format: "%.1f KiB / %.1f KiB", perPlayer.wrapped / kib, perPlayer.raw / kib)],
+             measured(perPlayer) { String(format: "%.1f KiB / %.1f KiB", $0.wrapped / kib, $0.raw / kib) }],
             ["\(Self.grouped(Double(options.cycles))) player create/observe/teardown cycles: growth (heap / RSS)",
-             String(format: "%.0f KiB / %.0f KiB", Double(cycles.heap) / kib, Double(cycles.resident) / kib)],
+             measured(cycles) { String(format: "%.0f KiB / %.0f KiB", Double($0.heap) / kib, Double($0.resident) / kib) }],
         ]
+    }
+
+    /// One target of issue #15: what it asks, what this run measured, and whether it is met
+    /// (`nil`: not measured, or measured at other sizes than the target's).
+    struct Target {
+        let goal: String
+        let result: String
+        let met: Bool?
+
+        var verdict: String {
+            switch met {
+            case true?: "met"
+            case false?: "NOT met"
+            case nil: Self.notMeasured
+            }
+        }
+
+        private static var notMeasured: String { Report.notMeasured }
+    }
+
+    var targets: [Target] {
+        var targets: [Target] = []
+        let raw = row("(a)")
+        func share(_ label: String, atLeast percent: Double, _ goal: String) {
+            guard let raw, let result = row(label) else {
+                return targets.append(Target(goal: goal, result: Self.notMeasured, met: nil))
+            }
+            let value = 100 * raw.total / result.total
+            let rounds = zip(raw.samples, result.samples).filter { 100 * $0.totalNanoseconds / $1.totalNanoseconds >= percent }
+            targets.append(Target(
+                goal: goal,
+                result: String(format: "%.1f %% (%.0f vs %.0f ns); %d of %d rounds", value, result.total, raw.total,
+                               rounds.count, result.samples.count),
+                met: value >= percent))
+        }
+        share("(p)", atLeast: 50, "(p) public `handleEvent` inline ≥ 50 % of (a)'s throughput")
+        share("(b)", atLeast: 60, "(b) internal inline path ≥ 60 % of (a)'s throughput")
+        func onLibvlcThread(_ label: String, atMost limit: Double, _ goal: String) {
+            guard let result = row(label) else {
+                return targets.append(Target(goal: goal, result: Self.notMeasured, met: nil))
+            }
+            let perRun = result.samples.map { $0.produceNanoseconds / Double(options.events) }
+            targets.append(Target(
+                goal: goal,
+                result: String(format: "%.0f ns (runs %.0f–%.0f ns); %d of %d runs", result.produce,
+                               perRun.min() ?? 0, perRun.max() ?? 0, perRun.filter { $0 <= limit }.count, perRun.count),
+                met: result.produce <= limit))
+        }
+        onLibvlcThread("(c)", atMost: 150, "(c) ≤ 150 ns/event on libvlc's thread")
+        if let queued = row("(c)"), let dispatched = row("(e)") {
+            let ratios = zip(queued.samples, dispatched.samples).map { $1.totalNanoseconds / $0.totalNanoseconds }
+            let ratio = dispatched.total / queued.total
+            targets.append(Target(
+                goal: "(c) end-to-end throughput ≥ 2 × (e)'s",
+                result: String(format: "%.2f × (%.0f vs %.0f ns); rounds %.2f–%.2f ×, %d of %d ≥ 2 ×", ratio,
+                               queued.total, dispatched.total, ratios.min() ?? 0, ratios.max() ?? 0,
+                               ratios.filter { $0 >= 2 }.count, ratios.count),
+                met: ratio >= 2))
+        } else {
+            targets.append(Target(goal: "(c) end-to-end throughput ≥ 2 × (e)'s", result: Self.notMeasured, met: nil))
+        }
+        onLibvlcThread("(d)", atMost: 300, "(d) ≤ 300 ns/event on libvlc's thread")
+        let subscriptionsGoal = "100 000 subscriptions made and cancelled in random order in < 1 s"
+        if let many = manySubscriptions {
+            let total = many.subscribeSeconds + many.cancelSeconds
+            let atSize = options.subscriptions == 100_000
+            targets.append(Target(
+                goal: subscriptionsGoal,
+                result: String(format: "%.0f ms", total * 1000)
+                    + (atSize ? "" : " for \(Self.grouped(Double(options.subscriptions)))"),
+                met: atSize ? total < 1 : nil))
+        } else {
+            targets.append(Target(goal: subscriptionsGoal, result: Self.notMeasured, met: nil))
+        }
+        let memoryGoal = "≤ 1 KiB heap per live subscription"
+        if let perSubscription {
+            targets.append(Target(goal: memoryGoal, result: String(format: "%.0f B", perSubscription.heap),
+                                  met: perSubscription.heap <= 1024))
+        } else {
+            targets.append(Target(goal: memoryGoal, result: Self.notMeasured, met: nil))
+        }
+        let cyclesGoal = "10 000 player cycles grow RSS < 2 MiB"
+        if let cycles {
+            let atSize = options.cycles == 10_000
+            targets.append(Target(
+                goal: cyclesGoal,
+                result: String(format: "%.0f KiB RSS, %.0f KiB heap", Double(cycles.resident) / 1024,
+                               Double(cycles.heap) / 1024)
+                    + (atSize ? "" : " over \(Self.grouped(Double(options.cycles))) cycles"),
+                met: atSize ? cycles.resident < 2 << 20 : nil))
+        } else {
+            targets.append(Target(goal: cyclesGoal, result: Self.notMeasured, met: nil))
+        }
+        return targets
     }
 
     private static let throughputHeader = [
         "", "variant", "events/s", "ns/event", "vs (a)", "ns/event on libvlc's thread", "of which beyond (a)",
+        "ns/event, each run",
     ]
+
+    /// The lowest and highest of the runs: how noisy the machine was.
+    private static func range(_ values: [Double]) -> String {
+        String(format: "%.0f–%.0f", values.min() ?? 0, values.max() ?? 0)
+    }
 
     private var parameters: String {
         "\(Self.grouped(Double(options.events))) events per run, median of \(options.runs) runs after a warm-up; "
@@ -67,12 +178,14 @@ struct Report {
         lines += Self.aligned([Self.throughputHeader] + throughputRows)
         lines.append("")
         lines += Self.aligned(otherRows)
+        lines.append("")
+        lines += Self.aligned([["target", "this run", ""]] + targets.map { [$0.goal, $0.result, $0.verdict] })
         return lines.joined(separator: "\n")
     }
 
     func markdown() -> String {
         var lines = [
-            "Machine: \(Self.machine). Date: \(Self.today). libvlc \(VLCLibrary.version).",
+            "Machine: \(Self.machine). Date: \(Self.today). libvlc \(VLCLibrary.version). Load average: \(Self.loadAverage) at start, \(Self.currentLoadAverage) at the end.",
             "Command: `swift run -c release MediaEventsBenchmarks \(CommandLine.arguments.dropFirst().joined(separator: " "))` "
                 + "(\(parameters)).",
             "",
@@ -82,11 +195,21 @@ struct Report {
         lines += throughputRows.map { "| " + $0.joined(separator: " | ") + " |" }
         lines += ["", "| measurement | result |", "|---|---|"]
         lines += otherRows.map { "| " + $0.joined(separator: " | ") + " |" }
+        lines += ["", "| target | this run | met? |", "|---|---|---|"]
+        lines += targets.map { "| \($0.goal) | \($0.result) | \($0.verdict) |" }
         return lines.joined(separator: "\n")
     }
 
+    /// `/proc/loadavg`'s three averages when the benchmark started (read first in main).
+    static let loadAverage = currentLoadAverage
+
+    static var currentLoadAverage: String {
+        let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
+        return text.split(separator: " ").prefix(3).joined(separator: " ")
+    }
+
     private static func latency(_ values: [UInt64]) -> String {
-        guard !values.isEmpty else { return "n/a" }
+        guard !values.isEmpty else { return notMeasured }
         return String(format: "%.1f µs / %.1f µs",
                       Double(Statistics.percentile(values, 50)) / 1000,
                       Double(Statistics.percentile(values, 99)) / 1000)

@@ -24,11 +24,58 @@ final class DeliveryCounter: Sendable {
     var value: Int { count.load(ordering: .relaxed) }
 }
 
+/// What a user's own wrapper hands to `EventsHandler`: an object whose method the handler
+/// calls, as VLCKit's design has it.
+final class UserWrapper: Sendable {
+    let counter = DeliveryCounter()
+
+    @inline(never)
+    func received() { counter.hit() }
+
+    @inline(never)
+    func received(_ type: Int32) { if type >= 0 { counter.hit() } }
+}
+
+/// A user's own C callback, written in Swift: it borrows the `EventsHandler` that libvlc's
+/// user data points at and calls its public `handleEvent`.
+private let userCallback: crb_callback_t = { _, userData in
+    Unmanaged<EventsHandler<UserWrapper>>.fromOpaque(userData!).takeUnretainedValue()
+        .handleEvent { $0.received() }
+}
+
+/// The same, with a handler that uses the event: the closure captures its type.
+private let userCallbackCapturing: crb_callback_t = { event, userData in
+    let type = event!.load(as: Int32.self)
+    Unmanaged<EventsHandler<UserWrapper>>.fromOpaque(userData!).takeUnretainedValue()
+        .handleEvent { $0.received(type) }
+}
+
+/// The same, with the event type handed over as the payload of `handleEvent(_:_:)`.
+private let userCallbackPayload: crb_callback_t = { event, userData in
+    Unmanaged<EventsHandler<UserWrapper>>.fromOpaque(userData!).takeUnretainedValue()
+        .handleEvent(event!.load(as: Int32.self)) { $0.received($1) }
+}
+
 /// One measured run: the time on the producing thread (the `setMeta` loop, where libvlc
 /// sends the events) and the time until the last event was handled.
 struct Sample {
     var produceNanoseconds: Double
     var totalNanoseconds: Double
+}
+
+/// A variant's medians and the runs they come from (in the order the rounds ran).
+struct VariantResult {
+    let variant: Variant
+    /// Median ns per event on the producing thread, and until the last was handled.
+    let produce: Double
+    let total: Double
+    let samples: [Sample]
+}
+
+/// Making many subscriptions on one object, then cancelling them in random order.
+struct ManySubscriptions {
+    let subscribeSeconds: Double
+    let cancelSeconds: Double
 }
 
 /// A way of delivering the same burst of `MediaMetaChanged` events.
@@ -52,6 +99,8 @@ final class ThroughputBench {
     private let queuedMedia: VLCMedia
     private let streamedMedia: VLCMedia
     private let inlineCounter = DeliveryCounter()
+    private let userWrapper = UserWrapper()
+    private let userHandler: EventsHandler<UserWrapper>
     private let queuedCounter = DeliveryCounter()
     private var subscriptions: [EventSubscription] = []
 
@@ -68,6 +117,7 @@ final class ThroughputBench {
             configuration: EventsQueueConfiguration(queue: DispatchQueue(label: "benchmark.c"), isAsync: true))
         // Inline: the stream itself is the hop to the consumer, so no queue in between.
         streamedMedia = VLCMedia(url: url, library: library, configuration: EventsDefaultConfiguration())
+        userHandler = EventsHandler(object: userWrapper, configuration: EventsDefaultConfiguration())
         let inlineCounter = inlineCounter
         let queuedCounter = queuedCounter
         subscriptions = [
@@ -92,8 +142,29 @@ final class ThroughputBench {
             Variant(label: "(b)", name: "MediaEvents, EventsDefaultConfiguration (inline)", isAsync: false) { n in
                 self.burst(self.inlineMedia, self.inlineCounter, n)
             },
+            Variant(label: "(p)", name: "user's C callback calling public EventsHandler.handleEvent (inline)",
+                    isAsync: false) { n in
+                self.userBurst(self.userHandler, userCallback, self.userWrapper.counter, n)
+            },
+            Variant(label: "(p2)", name: "the same, closure capturing the event type (inline)",
+                    isAsync: false) { n in
+                self.userBurst(self.userHandler, userCallbackCapturing, self.userWrapper.counter, n)
+            },
+            Variant(label: "(p3)", name: "the same, event type as handleEvent's payload (inline)",
+                    isAsync: false) { n in
+                self.userBurst(self.userHandler, userCallbackPayload, self.userWrapper.counter, n)
+            },
             Variant(label: "(c)", name: "MediaEvents, async EventsQueueConfiguration", isAsync: true) { n in
-                self.burst(self.queuedMedia, self.queuedCounter, n)
+                _ = DrainStatistics.shared.take()
+                let sample = self.burst(self.queuedMedia, self.queuedCounter, n)
+                if ProcessInfo.processInfo.environment["MEDIAEVENTS_DRAIN_STATISTICS"] != nil {
+                    let counts = DrainStatistics.shared.take()
+                    let text = zip(DrainStatistics.names, counts).map { "\($0) \($1)" }.joined(separator: ", ")
+                    FileHandle.standardError.write(Data(String(
+                        format: "(c) run: %.0f ns/event on libvlc's thread, %.0f total; %@\n",
+                        sample.produceNanoseconds / Double(n), sample.totalNanoseconds / Double(n), text).utf8))
+                }
+                return sample
             },
             Variant(label: "(d)", name: "MediaEvents AsyncSequence consumer", isAsync: true) { n in
                 self.streamBurst(n)
@@ -113,6 +184,16 @@ final class ThroughputBench {
         let end = crb_now_ns()
         precondition(counter.value == n, "delivered \(counter.value) of \(n)")
         return Sample(produceNanoseconds: Double(produced - start), totalNanoseconds: Double(end - start))
+    }
+
+    /// A burst delivered through a user's own C callback attached in place of the C counter.
+    private func userBurst(_ handler: EventsHandler<UserWrapper>, _ callback: crb_callback_t,
+                           _ counter: DeliveryCounter, _ n: Int) -> Sample {
+        counter.reset(target: n)
+        let userData = Unmanaged.passUnretained(handler).toOpaque()
+        let result = withExtendedLifetime(handler) { crb_run_callback(raw, n, Self.title, callback, userData) }
+        precondition(counter.value == n, "delivered \(counter.value) of \(n)")
+        return Self.sample(result)
     }
 
     /// (d): a task iterates `events(.metaChanged)` until it has counted `n`. The default
@@ -149,7 +230,7 @@ final class ThroughputBench {
 
     /// The median per variant of `runs` runs, after one warm-up run each; the variants take
     /// turns so that a change in machine load hits all of them alike.
-    func measure(events: Int, runs: Int, only: [String]? = nil) -> [(Variant, produce: Double, total: Double)] {
+    func measure(events: Int, runs: Int, only: [String]? = nil) -> [VariantResult] {
         let variants = variants.filter { only?.contains($0.label) ?? true }
         for variant in variants { _ = variant.run(events) }
         var samples = Array(repeating: [Sample](), count: variants.count)
@@ -159,9 +240,11 @@ final class ThroughputBench {
             }
         }
         return zip(variants, samples).map { variant, samples in
-            (variant,
-             Statistics.median(samples.map { $0.produceNanoseconds / Double(events) }),
-             Statistics.median(samples.map { $0.totalNanoseconds / Double(events) }))
+            VariantResult(
+                variant: variant,
+                produce: Statistics.median(samples.map { $0.produceNanoseconds / Double(events) }),
+                total: Statistics.median(samples.map { $0.totalNanoseconds / Double(events) }),
+                samples: samples)
         }
     }
 
@@ -205,6 +288,47 @@ final class ThroughputBench {
             results.append(Double(crb_now_ns() - start) / Double(pairs))
         }
         return Statistics.median(Array(results.dropFirst()))
+    }
+}
+
+extension ThroughputBench {
+    /// `count` subscriptions on a media that already has one (its native listeners are
+    /// attached), then every one cancelled in a random (seeded) order; the best of `runs`.
+    func manySubscriptions(count: Int, runs: Int) -> ManySubscriptions {
+        let media = VLCMedia(url: URL(fileURLWithPath: Self.mediaPath), library: library,
+                             configuration: EventsDefaultConfiguration())
+        let counter = DeliveryCounter()
+        let first = media.observe(.metaChanged) { _ in counter.hit() }
+        var generator = SplitMix64(seed: 15)
+        var best = ManySubscriptions(subscribeSeconds: .infinity, cancelSeconds: .infinity)
+        for _ in 0..<max(1, runs) {
+            var tokens: [EventSubscription] = []
+            tokens.reserveCapacity(count)
+            let order = Array(0..<count).shuffled(using: &generator)
+            let start = crb_now_ns()
+            for _ in 0..<count { tokens.append(media.observe(.metaChanged) { _ in counter.hit() }) }
+            let made = crb_now_ns()
+            for index in order { tokens[index].cancel() }
+            let end = crb_now_ns()
+            precondition(!tokens.contains { $0.isActive })
+            let run = ManySubscriptions(subscribeSeconds: Double(made - start) / 1e9, cancelSeconds: Double(end - made) / 1e9)
+            if run.subscribeSeconds + run.cancelSeconds < best.subscribeSeconds + best.cancelSeconds { best = run }
+        }
+        first.cancel()
+        return best
+    }
+}
+
+/// A seeded generator, so every run cancels in the same random orders.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
 

@@ -18,12 +18,67 @@ protocol EventSink<Event>: AnyObject, Sendable {
 /// All state is one struct behind one lock; publishing takes a snapshot of the sinks under
 /// the lock and calls them after unlocking, so user code never runs with the lock held and
 /// may subscribe or cancel from inside a delivery.
+///
+/// Adding and removing a sink cost O(1) (amortized): the sinks sit in subscription order in
+/// an array of slots, a dictionary gives each live sink's slot, and a removed sink leaves an
+/// empty slot that publishing skips; the slots are squeezed once the empty ones outnumber
+/// the live ones. (Scanning the array on each cancel made cancelling n subscriptions O(n²).)
+/// A removal while an event is being published copies the slots once, since the publishing
+/// snapshot shares them; the removals after it in the same publish find them unshared.
 public final class EventHub<Event: VLCEvent>: Sendable {
+    /// A sink by its concrete class, so that publishing calls it directly: through the
+    /// existential, the call landed in the sink's unspecialized generic code, which looks up
+    /// generic metadata on every event (for a stream, several lookups per event).
+    private enum Slot {
+        case closure(ClosureSink<Event>)
+        case stream(EventStreamSink<Event>)
+
+        var sink: any EventSink<Event> {
+            switch self {
+            case .closure(let sink): sink
+            case .stream(let sink): sink
+            }
+        }
+    }
+
     private struct State {
-        var sinks: [any EventSink<Event>] = []
+        /// In subscription order; `nil` where a sink was removed, until `compact()`.
+        var slots: [Slot?] = []
+        /// The slot of each live sink.
+        var slotOf: [ObjectIdentifier: Int] = [:]
         var finished = false
         /// The native listeners, attached at creation.
         var table: NativeEventTable?
+
+        mutating func append(_ slot: Slot) {
+            slotOf[ObjectIdentifier(slot.sink)] = slots.count
+            slots.append(slot)
+        }
+
+        mutating func remove(_ sink: any EventSink<Event>) {
+            guard let slot = slotOf.removeValue(forKey: ObjectIdentifier(sink)) else { return }
+            slots[slot] = nil
+            let live = slotOf.count
+            if live == 0 {
+                slots = []
+            } else if slots.count - live > max(32, live) {
+                compact()
+            }
+        }
+
+        /// Removes the empty slots: O(live), paid for by the more than `live` removals that
+        /// left them.
+        private mutating func compact() {
+            var kept: [Slot?] = []
+            kept.reserveCapacity(slotOf.count)
+            for case let slot? in slots {
+                slotOf[ObjectIdentifier(slot.sink)] = kept.count
+                kept.append(slot)
+            }
+            slots = kept
+        }
+
+        var sinks: [any EventSink<Event>] { slots.compactMap { $0?.sink } }
     }
 
     private let state = Protected(State())
@@ -45,7 +100,12 @@ public final class EventHub<Event: VLCEvent>: Sendable {
     }
 
     /// Adds `sink`; returns `false` (and does not add it) once the source has been torn down.
-    func add(_ sink: any EventSink<Event>) -> Bool {
+    func add(_ sink: ClosureSink<Event>) -> Bool { add(.closure(sink)) }
+
+    /// Adds `sink`; returns `false` (and does not add it) once the source has been torn down.
+    func add(_ sink: EventStreamSink<Event>) -> Bool { add(.stream(sink)) }
+
+    private func add(_ slot: Slot) -> Bool {
         // Attached outside the lock (a no-op once attached): libvlc may wait for a running
         // callback, and a callback publishing to this hub takes the lock. A first subscription
         // to a wrapper made for an event, made inside a handler or on a queue a synchronous
@@ -61,23 +121,24 @@ public final class EventHub<Event: VLCEvent>: Sendable {
         }
         return state.withLock { state in
             if state.finished { return false }
-            state.sinks.append(sink)
+            state.append(slot)
             return true
         }
     }
 
     func remove(_ sink: any EventSink<Event>) {
-        state.withLock { state in
-            state.sinks.removeAll { $0 === sink }
-        }
+        state.withLock { $0.remove(sink) }
     }
 
-    var sinkCount: Int { state.withLock { $0.sinks.count } }
+    var sinkCount: Int { state.withLock { $0.slotOf.count } }
 
     func publish(_ event: Event) {
-        let sinks = state.withLock { $0.sinks }
-        for sink in sinks where sink.mask.contains(event.kind) {
-            sink.receive(event)
+        let slots = state.withLock { $0.slots }
+        for case let slot? in slots {
+            switch slot {
+            case .closure(let sink): if sink.mask.contains(event.kind) { sink.receive(event) }
+            case .stream(let sink): if sink.mask.contains(event.kind) { sink.receive(event) }
+            }
         }
     }
 
@@ -88,7 +149,8 @@ public final class EventHub<Event: VLCEvent>: Sendable {
         let (sinks, table) = state.withLock { state in
             state.finished = true
             defer {
-                state.sinks = []
+                state.slots = []
+                state.slotOf = [:]
                 state.table = nil
             }
             return (state.sinks, state.table)

@@ -88,7 +88,10 @@ final class StreamConsumer<Event: VLCEvent>: Sendable {
 /// Holds its hub weakly and never the source, so an open stream does not keep the object
 /// alive; the object's teardown finishes the sink (`finish()`).
 final class EventStreamSink<Event: VLCEvent>: EventSink {
-    typealias Machine = EventStreamStateMachine<Event, CheckedContinuation<Event?, Never>>
+    /// The waiter is an `UnsafeContinuation`: the machine resumes each waiter exactly once
+    /// (its tests check every path), and `CheckedContinuation`, a resilient type, made every
+    /// copy of an action or phase holding it go through value witnesses on libvlc's thread.
+    typealias Machine = EventStreamStateMachine<Event, UnsafeContinuation<Event?, Never>>
 
     let mask: KindMask
     private weak let hub: EventHub<Event>?
@@ -112,7 +115,12 @@ final class EventStreamSink<Event: VLCEvent>: EventSink {
         case .none:
             break
         case .resume(let waiter, let event):
-            waiter.resume(returning: event)
+            // Resumed from the stream queue, never here: this is usually libvlc's thread, and
+            // resuming a task there costs an executor enqueue and a thread wake-up per event.
+            // The machine has already let go of the waiter, so the events that arrive until
+            // the consumer runs are buffered, and it takes them without suspending: one hop
+            // per batch.
+            ServiceQueues.streams.async { waiter.resume(returning: event) }
         case .discard:
             break
         }
@@ -159,7 +167,7 @@ final class EventStreamSink<Event: VLCEvent>: EventSink {
             break
         }
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (waiter: CheckedContinuation<Event?, Never>) in
+            await withUnsafeContinuation { (waiter: UnsafeContinuation<Event?, Never>) in
                 switch machine.withLock({ $0.suspend(waiter) }) {
                 case .none:
                     break

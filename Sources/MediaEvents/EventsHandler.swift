@@ -91,7 +91,29 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     /// reference is then dropped on the release queue. A synchronous configuration whose
     /// queue is the one the caller runs on runs `body` inline.
     public func handleEvent(_ body: @escaping @Sendable (Object) -> Void) {
-        handle((), sender: 0, { object, _ in body(object) })
+        // Calls `body` itself rather than through `handle` with a closure wrapping it: a new
+        // closure made here, in a generic context, is allocated (it captures the generic
+        // environment even when it captures no value), one allocation and free per event on
+        // libvlc's thread.
+        dispatch(sender: 0, { body($0) }, queued: { handler, lease in
+            PendingCall(handler: handler, lease: lease, body: body)
+        })
+    }
+
+    /// Runs `body` with the object and `payload`, as `handleEvent(_:)` does.
+    ///
+    /// For a handler that needs what the event says: a `body` that captures nothing and
+    /// takes the event's values as `payload` costs no allocation on the inline and sync
+    /// routes, where a closure capturing them is allocated for every event.
+    ///
+    /// ```swift
+    /// let type = event.pointee.type
+    /// handler.handleEvent(type) { object, type in object.handle(type) }
+    /// ```
+    public func handleEvent<Payload: Sendable>(
+        _ payload: Payload, _ body: @escaping @Sendable (Object, Payload) -> Void
+    ) {
+        handle(payload, sender: 0, body)
     }
 
     /// Delivers `payload`, sent by the native object `sender` (0 when unknown);
@@ -99,6 +121,18 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     @inline(__always)
     func handle<Payload: Sendable>(
         _ payload: Payload, sender: UInt, _ deliver: @escaping @Sendable (Object, Payload) -> Void
+    ) {
+        dispatch(sender: sender, { deliver($0, payload) }, queued: { handler, lease in
+            PendingDelivery(handler: handler, lease: lease, payload: payload, deliver: deliver)
+        })
+    }
+
+    /// The routes: `run` calls the handler now (inline or sync), `queued` makes the node an
+    /// asynchronous route queues. Both are non-escaping, so neither allocates a context.
+    @inline(__always)
+    private func dispatch(
+        sender: UInt, _ run: (Object) -> Void,
+        queued: (Unmanaged<EventsHandler<Object>>, Unmanaged<Object>) -> QueuedDelivery
     ) {
         guard let ref = borrowObject() else { return }
         let identity = identity
@@ -108,13 +142,13 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         // read-modify-write).
         case .inline:
             DeliveryContext.with(sender: sender, handler: identity, isBlocking: true) {
-                ref._withUnsafeGuaranteedRef { deliver($0, payload) }
+                ref._withUnsafeGuaranteedRef { run($0) }
             }
         case .sync:
             let mark = mark.unsafelyUnwrapped
             if QueueIdentity.isCurrent(mark) {
                 DeliveryContext.with(sender: sender, handler: identity, isBlocking: true) {
-                    ref._withUnsafeGuaranteedRef { deliver($0, payload) }
+                    ref._withUnsafeGuaranteedRef { run($0) }
                 }
             } else {
                 mark.syncWaiters.add(1, ordering: .releasing)
@@ -122,7 +156,7 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
                     mark.syncWaiters.subtract(1, ordering: .releasing)
                     // Pushed again here: the block may run on another thread (`.main`).
                     DeliveryContext.with(sender: sender, handler: identity, isBlocking: true) {
-                        ref._withUnsafeGuaranteedRef { deliver($0, payload) }
+                        ref._withUnsafeGuaranteedRef { run($0) }
                     }
                 }
             }
@@ -131,8 +165,7 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
             // Handed over at +1 with no strong local left to release after the push, when the
             // drain may already be running the node (its reference count would then bounce
             // between the two threads).
-            let node = Unmanaged<QueuedDelivery>.passRetained(
-                PendingDelivery(handler: Unmanaged.passUnretained(self), lease: ref, payload: payload, deliver: deliver))
+            let node = Unmanaged<QueuedDelivery>.passRetained(queued(Unmanaged.passUnretained(self), ref))
             mark.unsafelyUnwrapped.enqueue(node, on: queue.unsafelyUnwrapped)
             return
         }
@@ -222,6 +255,29 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         }
         if again { scheduleLeaseExpiry() }
         expired?.release()
+    }
+}
+
+/// A `handleEvent(_:)` queued for an asynchronous route: the lease it borrowed and the body.
+private final class PendingCall<Object: AnyObject & Sendable>: QueuedDelivery, @unchecked Sendable {
+    // @unchecked: as `PendingDelivery`'s.
+    let handler: Unmanaged<EventsHandler<Object>>
+    let lease: Unmanaged<Object>
+    let body: @Sendable (Object) -> Void
+
+    init(handler: Unmanaged<EventsHandler<Object>>, lease: Unmanaged<Object>, body: @escaping @Sendable (Object) -> Void) {
+        self.handler = handler
+        self.lease = lease
+        self.body = body
+    }
+
+    override func run() {
+        let identity = handler._withUnsafeGuaranteedRef { $0.identity }
+        DeliveryContext.with(sender: 0, handler: identity, isBlocking: false) {
+            lease._withUnsafeGuaranteedRef { body($0) }
+        }
+        // Last: once the borrow is returned the handler may be freed.
+        handler._withUnsafeGuaranteedRef { $0.returnLease() }
     }
 }
 

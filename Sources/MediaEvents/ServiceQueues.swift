@@ -28,6 +28,10 @@ enum ServiceQueues {
     /// their own (media, lists), away from libvlc threads and their locks.
     static let teardown = DispatchQueue(label: "MediaEvents.teardown", qos: qos)
 
+    /// The serial queue that resumes event streams' waiting consumers, so that libvlc's
+    /// thread never resumes a task (see `EventStreamSink.receive`).
+    static let streams = DispatchQueue(label: "MediaEvents.streams", qos: qos)
+
     /// Every queued release pass, lease, completion and teardown (detach and native
     /// release) that has not finished yet; `VLCLibrary.waitForPendingTeardowns` waits for it.
     static let pendingTeardowns = PendingWork()
@@ -196,6 +200,7 @@ enum QueueIdentity {
                 old = current
             }
             if old & Self.drainActive == 0 {
+                DrainStatistics.shared.drainsScheduled.add(1, ordering: .relaxed)
                 queue.async { self.drain(on: queue) }
             }
         }
@@ -211,15 +216,19 @@ enum QueueIdentity {
         /// cannot starve the queue's other work.
         private func drain(on queue: DispatchQueue) {
             let start = Self.monotonicNanoseconds()
+            let statistics = DrainStatistics.shared
             repeat {
                 let newest = head.exchange(Self.drainActive, ordering: .acquiring) & ~Self.drainActive
+                statistics.batches.add(1, ordering: .relaxed)
                 Self.runOldestFirst(newest)
                 lingerForWork()
                 if head.compareExchange(expected: Self.drainActive, desired: 0, ordering: .acquiringAndReleasing)
                     .exchanged {
+                    statistics.queueGivenBack.add(1, ordering: .relaxed)
                     return
                 }
             } while Self.monotonicNanoseconds() - start < Self.drainSliceNanoseconds
+            statistics.sliceEnded.add(1, ordering: .relaxed)
             // Slice used up: run what is queued now, then give the queue back. Re-queueing
             // the drain instead would put these deliveries behind blocks submitted after
             // their events; events pushed after this exchange find the bit clear and queue
@@ -251,14 +260,18 @@ enum QueueIdentity {
         /// passed. Bounded, so the queue is always given back.
         private func lingerForWork() {
             var deadline: UInt64 = 0
+            var yields = 0
+            defer { DrainStatistics.shared.lingerYields.add(yields, ordering: .relaxed) }
             while head.load(ordering: .relaxed) == Self.drainActive {
                 let now = Self.monotonicNanoseconds()
                 if deadline == 0 {
                     deadline = now + Self.lingerNanoseconds
                 } else if now >= deadline {
+                    DrainStatistics.shared.lingerExpired.add(1, ordering: .relaxed)
                     return
                 }
                 sched_yield()
+                yields += 1
             }
         }
 
@@ -316,6 +329,37 @@ enum QueueIdentity {
     static func isCurrent(_ mark: Mark) -> Bool {
         DispatchQueue.getSpecific(key: mark.key) != nil
     }
+}
+
+/// How the asynchronous drains of every mark went, for the benchmark's profile of the async
+/// route: counted per drain and per batch (never per event), in an object of their own so
+/// the counters share no cache line with a mark's list head.
+@_spi(Benchmarks)
+public final class DrainStatistics: Sendable {
+    public static let shared = DrainStatistics()
+
+    /// Drains scheduled with `async` by a push that found the queue given back (a wake-up).
+    public let drainsScheduled = Atomic<Int>(0)
+    /// Lists taken by a drain (each one batch of one or more deliveries).
+    public let batches = Atomic<Int>(0)
+    /// Drains that found nothing after lingering and gave the queue back.
+    public let queueGivenBack = Atomic<Int>(0)
+    /// Lingers that ended without work.
+    public let lingerExpired = Atomic<Int>(0)
+    /// `sched_yield` calls made while lingering.
+    public let lingerYields = Atomic<Int>(0)
+    /// Drains that used up their slice.
+    public let sliceEnded = Atomic<Int>(0)
+
+    /// The counters, in the order of `names`, and resets them.
+    public func take() -> [Int] {
+        [drainsScheduled.exchange(0, ordering: .relaxed), batches.exchange(0, ordering: .relaxed),
+         queueGivenBack.exchange(0, ordering: .relaxed), lingerExpired.exchange(0, ordering: .relaxed),
+         lingerYields.exchange(0, ordering: .relaxed), sliceEnded.exchange(0, ordering: .relaxed)]
+    }
+
+    public static let names = ["drains scheduled", "batches", "queue given back", "linger expired",
+                               "linger yields", "slice ended"]
 }
 
 /// One asynchronous delivery waiting in a `QueueIdentity.Mark`'s list; subclasses carry the

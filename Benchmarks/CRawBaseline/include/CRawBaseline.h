@@ -51,6 +51,13 @@ crb_result_t crb_run_raw(crb_bench_t *bench, long n, const char *title);
 /* (e) n set_meta calls, each event copied and dispatch_async_f'd; total_ns ends when the
  * queue has handled the last one. */
 crb_result_t crb_run_dispatch(crb_bench_t *bench, long n, const char *title);
+/* A listener written outside C: what a user's own wrapper attaches. The signature is
+ * libvlc_callback_t's with the event left opaque (its first field is the int type). */
+typedef void (*crb_callback_t)(const void *event, void *user_data);
+/* n set_meta calls with `callback` and `user_data` attached for every media event type in
+ * place of the C counter; delivered is 0 (the callback counts). */
+crb_result_t crb_run_callback(crb_bench_t *bench, long n, const char *title,
+                              crb_callback_t callback, void *user_data);
 /* (e) paced: n events, pause_us between them; latencies_ns[i] = handler entry - send of i.
  * Returns the number of events delivered. */
 long crb_latency_dispatch(crb_bench_t *bench, long n, unsigned pause_us, const char *title,

@@ -1,0 +1,96 @@
+import Foundation
+@testable import MediaEvents
+import XCTest
+
+/// Many subscriptions on one object, cancelled in random order from real threads while
+/// events flow: the hub's slot index must keep exactly the live subscriptions, in order.
+final class SubscriptionScalingTests: XCTestCase {
+    func testCancel_when100kSubscriptionsCancelledInRandomOrderOnThreads_exactlyTheLiveOnesReceive() {
+        let count = 100_000
+        let media = makeMedia(SharedMedia.shortWAV)
+        let hits = Locked([Int](repeating: 0, count: count))
+        // Subscription order, checked on one event: each handler appends its index.
+        let order = Locked<[Int]?>(nil)
+        var tokens: [EventSubscription] = []
+        tokens.reserveCapacity(count)
+        for index in 0..<count {
+            tokens.append(media.observe(.metaChanged) { _ in
+                hits.withLock { $0[index] += 1 }
+                order.withLock { $0?.append(index) }
+            })
+        }
+        order.withLock { $0 = [] }
+        media.setMeta(.title, "all")
+        XCTAssertEqual(order.withLock { $0 }, Array(0..<count), "every subscription, in subscription order")
+        order.withLock { $0 = nil }
+        XCTAssertEqual(media.eventHub.sinkCount, count)
+
+        var generator = SplitMix(seed: 0x15)
+        let shuffled = Array(0..<count).shuffled(using: &generator)
+        let firstHalf = Array(shuffled[..<(count / 2)])
+        let secondHalf = Array(shuffled[(count / 2)...])
+        let shared = UncheckedSendable(tokens)
+        let threads = 8
+
+        // Half of them, from 8 threads, while a ninth sends events all along.
+        let cancelling = Locked(true)
+        let sender = Thread {
+            while cancelling.withLock({ $0 }) { media.setMeta(.title, "during") }
+        }
+        sender.start()
+        XCTAssertTrue(startThreads(count: threads, timeout: 60, name: "cancel-first-half") { thread in
+            for position in stride(from: thread, to: firstHalf.count, by: threads) {
+                shared.value[firstHalf[position]].cancel()
+            }
+        })
+        cancelling.withLock { $0 = false }
+        XCTAssertEqual(media.eventHub.sinkCount, count - firstHalf.count)
+
+        // Give the sender time to finish its last event, then one event counts who is live.
+        Thread.sleep(forTimeInterval: 0.2)
+        let before = hits.withLock { $0 }
+        order.withLock { $0 = [] }
+        media.setMeta(.title, "half")
+        let after = hits.withLock { $0 }
+        let live = Set(secondHalf)
+        for index in 0..<count where after[index] - before[index] != (live.contains(index) ? 1 : 0) {
+            XCTFail("subscription \(index) (live: \(live.contains(index))) got \(after[index] - before[index]) of 1 event")
+            break
+        }
+        XCTAssertEqual(order.withLock { $0 }, secondHalf.sorted(), "the live ones, still in subscription order")
+        order.withLock { $0 = nil }
+        XCTAssertTrue(secondHalf.allSatisfy { tokens[$0].isActive })
+        XCTAssertTrue(firstHalf.allSatisfy { !tokens[$0].isActive })
+
+        // The rest, from 8 threads.
+        XCTAssertTrue(startThreads(count: threads, timeout: 60, name: "cancel-second-half") { thread in
+            for position in stride(from: thread, to: secondHalf.count, by: threads) {
+                shared.value[secondHalf[position]].cancel()
+            }
+        })
+        XCTAssertEqual(media.eventHub.sinkCount, 0)
+        let settled = hits.withLock { $0 }
+        media.setMeta(.title, "none")
+        XCTAssertEqual(hits.withLock { $0 }, settled, "no cancelled subscription may receive an event")
+
+        // The hub is usable again after it emptied.
+        let again = Counter()
+        let token = media.observe(.metaChanged) { _ in again.increment() }
+        media.setMeta(.title, "again")
+        XCTAssertEqual(again.count, 1)
+        token.cancel()
+    }
+}
+
+/// A seeded generator, so a failing order can be replayed.
+private struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
