@@ -1,3 +1,13 @@
+// Delivery/ — how an event gets from libvlc's callback to a handler, and the guarantees of
+// that trip: the weakly held object and its lease (EventsHandler), where handlers run
+// (EventsConfiguring), the queue marks and their lock-free drain list (QueueMarks), the
+// per-thread delivery frames that waits consult (DeliveryContext), the detour of events libvlc
+// sends with a lock held (LockedSendDetour), MediaEvents' own release, teardown and control
+// queues (ServiceQueues, ControlQueue, PendingWork), and its one lock type (Protected). This
+// is the folder that keeps the release-queue guarantee: no wrapper's last reference, no
+// completion and no teardown runs on a libvlc thread. It never calls libvlc (Native/ does)
+// and knows nothing of players or media (Objects/ does).
+
 import Dispatch
 import Synchronization
 

@@ -1,3 +1,7 @@
+// Events/ — the typed events: one enum per libvlc source, one case per libvlc 3.0 event type,
+// payloads copied or retained inside the callback, and `VLCEvent`/`VLCEventKind` (names from
+// libvlc, kind masks, progress kinds). Pure values: nothing here keeps state or queues work.
+
 import CLibVLC
 
 /// A typed libvlc event: one case per libvlc event type, with its payload copied or retained.

@@ -1,3 +1,7 @@
+// Logs/ — libvlc's log as an event source (one C logger per library, installed once and
+// unset once on a MediaEvents queue), its messages, and the cause of a failure recorded from
+// them. The C side (the va_list callback) is the CLibVLCLog target.
+
 import CLibVLC
 import CLibVLCLog
 import Dispatch

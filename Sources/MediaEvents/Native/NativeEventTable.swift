@@ -1,3 +1,9 @@
+// Native/ — the only code that calls `libvlc_event_attach`/`libvlc_event_detach`: one table
+// of listeners per native object (attached once, detached exactly once, never from inside its
+// own callback), the C callback entry that turns a `libvlc_event_t` into a typed event and
+// hands it to Delivery/, and the pointer wrapper that crosses threads. Objects/ builds tables;
+// nothing else touches libvlc's event managers.
+
 import CLibVLC
 import Glibc
 import Synchronization

@@ -1,3 +1,8 @@
+// Objects/ — the wrappers users hold: the library, media (also from Swift bytes), players
+// (with the caches their getters read), lists, list players, discoverers and the VLM. Each
+// builds its Native/ table, queues every blocking libvlc call on its control queue, and hands
+// its teardown to Delivery/'s queues; none calls `libvlc_event_*` itself.
+
 import CLibVLC
 import Dispatch
 import Glibc

@@ -1,3 +1,8 @@
+// Streams/ — events as an `AsyncSequence`: the stream and its state machine (one consumer,
+// buffering by policy, exactly-once end), the pending-event storage with O(1) coalescing, and
+// the waiting helpers built on streams (`first`, `waitFor`, `playToEnd`). A stream is an
+// EventHub sink; it resumes its consumer from a queue hop, never on libvlc's thread.
+
 
 /// The events of one source as an `AsyncSequence`; make one with `events(_:buffering:)`.
 ///

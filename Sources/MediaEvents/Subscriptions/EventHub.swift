@@ -1,3 +1,9 @@
+// Subscriptions/ — the subscribers of one source (EventHub: O(1) subscribe and cancel, one
+// publish per event to the sinks whose kinds match), `observe` and its `EventSubscription`
+// (linearizable cancel, completion exactly once on the release queue), and `VLCEventSource`,
+// the protocol every object conforms to. It runs inside a delivery; it never calls libvlc and
+// never queues work itself (completions go through Delivery/'s release queue).
+
 import Synchronization
 
 /// Receives the events of one source: a closure subscription or an event stream.

@@ -1,3 +1,7 @@
+// Values/ — plain values that cross the API: states, parse results, track types and metadata
+// keys, tracks, and `VLCError`. No state and no queues; the only libvlc calls read values (the
+// track list, codec descriptions, libvlc's last error message).
+
 /// The state of a media or player, as libvlc reports it (`libvlc_state_t`).
 public enum PlaybackState: Int32, Sendable, CaseIterable, CustomStringConvertible {
     case nothingSpecial = 0, opening, buffering, playing, paused, stopped, ended, error

@@ -1,0 +1,32 @@
+import Synchronization
+
+/// How the asynchronous drains of every mark went, for the benchmark's profile of the async
+/// route: counted per drain and per batch (never per event), in an object of their own so
+/// the counters share no cache line with a mark's list head.
+@_spi(Benchmarks)
+public final class DrainStatistics: Sendable {
+    public static let shared = DrainStatistics()
+
+    /// Drains scheduled with `async` by a push that found the queue given back (a wake-up).
+    public let drainsScheduled = Atomic<Int>(0)
+    /// Lists taken by a drain (each one batch of one or more deliveries).
+    public let batches = Atomic<Int>(0)
+    /// Drains that found nothing after lingering and gave the queue back.
+    public let queueGivenBack = Atomic<Int>(0)
+    /// Lingers that ended without work.
+    public let lingerExpired = Atomic<Int>(0)
+    /// `sched_yield` calls made while lingering.
+    public let lingerYields = Atomic<Int>(0)
+    /// Drains that used up their slice.
+    public let sliceEnded = Atomic<Int>(0)
+
+    /// The counters, in the order of `names`, and resets them.
+    public func take() -> [Int] {
+        [drainsScheduled.exchange(0, ordering: .relaxed), batches.exchange(0, ordering: .relaxed),
+         queueGivenBack.exchange(0, ordering: .relaxed), lingerExpired.exchange(0, ordering: .relaxed),
+         lingerYields.exchange(0, ordering: .relaxed), sliceEnded.exchange(0, ordering: .relaxed)]
+    }
+
+    public static let names = ["drains scheduled", "batches", "queue given back", "linger expired",
+                               "linger yields", "slice ended"]
+}

@@ -1,0 +1,44 @@
+import Dispatch
+import Synchronization
+
+/// `TitleChanged` and `SnapshotTaken` are delivered from a queue of MediaEvents, never from
+/// the sending thread, in the inline and synchronous configurations: libvlc sends each with a
+/// lock held that ordinary calls need.
+///
+/// - `TitleChanged` from `InitTitle` comes with the media's item lock held (send-site P13a),
+///   which every media getter (`mrl`, `duration`, `meta`, `tracks`) takes: from an inline
+///   handler that is a self-deadlock on the input thread, and a synchronous delivery makes that
+///   thread wait for a queue where anything reading the media waits for the lock. The callback
+///   cannot tell that send site from the others (a chapter jump, `setTitle`), so every
+///   `TitleChanged` takes the detour.
+/// - `SnapshotTaken` comes from a callback of the library's `snapshot-file` variable (P16):
+///   until it returns, creating or releasing any player of that library waits
+///   (`var_AddCallback`/`var_DelCallback` wait for a running callback), a new player made in
+///   the handler included.
+///
+/// The events that follow one of them go the same way until it has been delivered, so that
+/// handlers see libvlc's order. libvlc sends one object's events one at a time (under its
+/// event manager's lock), so the decision and the queueing are serialized. The asynchronous
+/// configurations never make libvlc wait: they need no detour.
+final class LockedSendDetour: Sendable {
+    private let isAsync: Bool
+    private let queue = DispatchQueue(label: "MediaEvents.detour.player", qos: ServiceQueues.qos)
+    /// Detoured deliveries not yet done.
+    private let pending = Atomic<Int>(0)
+
+    init(isAsync: Bool) { self.isAsync = isAsync }
+
+    /// Queues the delivery of `event` when it must not be delivered here; `false` to deliver
+    /// it as the configuration says.
+    func take(_ event: MediaPlayerEvent, _ sender: UInt, _ handler: EventsHandler<VLCMediaPlayer>) -> Bool {
+        guard !isAsync, event.kind == .titleChanged || event.kind == .snapshotTaken
+            || pending.load(ordering: .acquiring) > 0 else { return false }
+        pending.add(1, ordering: .relaxed)
+        let handler = Unmanaged.passRetained(handler)
+        ServiceQueues.pendingTeardowns.async(on: queue) {
+            handler.takeRetainedValue().handle(event, sender: sender) { source, event in source.eventHub.publish(event) }
+            self.pending.subtract(1, ordering: .releasing)
+        }
+        return true
+    }
+}

@@ -1,0 +1,203 @@
+import Dispatch
+import Glibc
+import Synchronization
+
+/// Identifies the queue the current thread is running on, so that a synchronous delivery
+/// onto that very queue runs inline instead of trapping in `DispatchQueue.sync`.
+///
+/// Each queue used for synchronous delivery is marked once with a unique token under a
+/// private key; `DispatchQueue.getSpecific(key:)` then answers for the current queue and the
+/// queues it targets, which are exactly the cases where `sync` would deadlock or trap.
+enum QueueIdentity {
+    /// One per queue used for delivery: identifies the queue, and batches the asynchronous
+    /// deliveries of every object that targets it into one list, so that events of different
+    /// objects (a player and its media) keep libvlc's order on a shared queue, and a burst
+    /// costs one `async` per batch rather than one per event.
+    ///
+    /// The list is lock-free: libvlc's thread pushes a delivery with one compare-exchange
+    /// on `head`, and the drain takes the whole list with one exchange.
+    final class Mark: Sendable {
+        /// This mark's own key. One key shared by every mark would be shadowed: `getSpecific`
+        /// answers with the nearest queue in the target hierarchy that has a value for the key,
+        /// so a block on a marked queue R that targets a marked queue Q would see R's mark and
+        /// miss that it owns Q (then `Q.sync` traps). With a key per mark the question "does
+        /// this thread run a block of Q, directly or through a queue targeting Q" is exact.
+        let key = DispatchSpecificKey<Mark>()
+
+        /// Synchronous deliveries waiting to enter this queue (their threads hold libvlc's
+        /// locks meanwhile): a wait made from a block of this queue must give up instead of
+        /// waiting for work that may need those locks.
+        let syncWaiters = Atomic<Int>(0)
+        /// Live handlers whose synchronous configuration delivers to this queue.
+        let syncHandlers = Atomic<Int>(0)
+        fileprivate let isRegistered = Atomic<Bool>(false)
+
+        /// The newest queued delivery's `Unmanaged` bits (each links to the one queued before
+        /// it), or'ed with `drainActive`. A push that finds the bit clear sets it and
+        /// schedules the drain; the drain clears it only by exchanging exactly `drainActive`
+        /// (nothing queued) for 0.
+        private let head = Atomic<UInt>(0)
+        private static var drainActive: UInt { 1 }
+
+        /// How long a drain that ran out of work waits for more before it gives the queue
+        /// back. While it waits, the producer adds to its batch without `async`, which would
+        /// wake the queue's thread (a system call on libvlc's thread) for every event of a
+        /// burst that the queue drains faster than libvlc sends.
+        static var lingerNanoseconds: UInt64 { 20_000 }
+
+        /// Queues `delivery` (retained; the drain releases it) on `queue` (the queue this mark
+        /// belongs to), after every delivery queued before it through this mark.
+        func enqueue(_ delivery: Unmanaged<QueuedDelivery>, on queue: DispatchQueue) {
+            let node = UInt(bitPattern: delivery.toOpaque())
+            var old = head.load(ordering: .relaxed)
+            while true {
+                delivery._withUnsafeGuaranteedRef { $0.older = old & ~Self.drainActive }
+                // Releasing: the drain that takes the node sees its fields and `older`.
+                let (exchanged, current) = head.compareExchange(
+                    expected: old, desired: node | Self.drainActive,
+                    successOrdering: .releasing, failureOrdering: .relaxed)
+                if exchanged { break }
+                old = current
+            }
+            if old & Self.drainActive == 0 {
+                DrainStatistics.shared.drainsScheduled.add(1, ordering: .relaxed)
+                queue.async { self.drain(on: queue) }
+            }
+        }
+
+        /// How long one drain may keep running batches before it gives the queue back.
+        static var drainSliceNanoseconds: UInt64 { 1_000_000 }
+
+        /// Runs batches until none is queued (lingering briefly for more after each), then
+        /// returns the queue. Work queued while a drain runs is run by that same drain, so a
+        /// block submitted to the queue after an event was sent runs after the event's delivery,
+        /// as with one `async` per event. A drain that has run for `drainSliceNanoseconds` runs
+        /// what is queued at that moment and gives the queue back, so a continuous stream
+        /// cannot starve the queue's other work.
+        private func drain(on queue: DispatchQueue) {
+            let start = Self.monotonicNanoseconds()
+            let statistics = DrainStatistics.shared
+            repeat {
+                let newest = head.exchange(Self.drainActive, ordering: .acquiring) & ~Self.drainActive
+                statistics.batches.add(1, ordering: .relaxed)
+                Self.runOldestFirst(newest)
+                lingerForWork()
+                if head.compareExchange(expected: Self.drainActive, desired: 0, ordering: .acquiringAndReleasing)
+                    .exchanged {
+                    statistics.queueGivenBack.add(1, ordering: .relaxed)
+                    return
+                }
+            } while Self.monotonicNanoseconds() - start < Self.drainSliceNanoseconds
+            statistics.sliceEnded.add(1, ordering: .relaxed)
+            // Slice used up: run what is queued now, then give the queue back. Re-queueing
+            // the drain instead would put these deliveries behind blocks submitted after
+            // their events; events pushed after this exchange find the bit clear and queue
+            // a drain of their own, ahead of any block submitted after them.
+            Self.runOldestFirst(head.exchange(0, ordering: .acquiringAndReleasing) & ~Self.drainActive)
+        }
+
+        /// Reverses the list (pushed newest first) and runs it in the order it was queued.
+        private static func runOldestFirst(_ newest: UInt) {
+            var node = newest
+            var oldest: UInt = 0
+            while node != 0 {
+                let delivery = Unmanaged<QueuedDelivery>.fromOpaque(UnsafeRawPointer(bitPattern: node)!)
+                    .takeUnretainedValue()
+                let older = delivery.older
+                delivery.older = oldest
+                oldest = node
+                node = older
+            }
+            while oldest != 0 {
+                let delivery = Unmanaged<QueuedDelivery>.fromOpaque(UnsafeRawPointer(bitPattern: oldest)!)
+                    .takeRetainedValue()
+                oldest = delivery.older
+                delivery.run()
+            }
+        }
+
+        /// Waits, yielding the CPU, until a delivery is queued or `lingerNanoseconds` have
+        /// passed. Bounded, so the queue is always given back.
+        private func lingerForWork() {
+            var deadline: UInt64 = 0
+            var yields = 0
+            defer { DrainStatistics.shared.lingerYields.add(yields, ordering: .relaxed) }
+            while head.load(ordering: .relaxed) == Self.drainActive {
+                let now = Self.monotonicNanoseconds()
+                if deadline == 0 {
+                    deadline = now + Self.lingerNanoseconds
+                } else if now >= deadline {
+                    DrainStatistics.shared.lingerExpired.add(1, ordering: .relaxed)
+                    return
+                }
+                sched_yield()
+                yields += 1
+            }
+        }
+
+        private static func monotonicNanoseconds() -> UInt64 {
+            var time = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &time)
+            return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+        }
+    }
+
+    /// Finds a queue's own mark: `queue.getSpecific(key:)` reads that queue only, never its
+    /// targets, so this key is never used to ask about the current queue.
+    private static let lookupKey = DispatchSpecificKey<Mark>()
+    private static let marking = Protected<Void>(())
+
+    /// The mark of `queue`, set on first use.
+    static func mark(_ queue: DispatchQueue) -> Mark {
+        marking.withLock { _ in
+            if let existing = queue.getSpecific(key: lookupKey) { return existing }
+            let mark = Mark()
+            queue.setSpecific(key: lookupKey, value: mark)
+            queue.setSpecific(key: mark.key, value: mark)
+            return mark
+        }
+    }
+
+    /// Every mark a configuration delivers to; read by waits after a slice of waiting and by
+    /// `setMeta`, never per event.
+    private static let deliveryMarks = Protected<[Mark]>([])
+
+    /// Notes that deliveries go to `mark`'s queue; once per mark.
+    static func registerForDelivery(_ mark: Mark) {
+        if mark.isRegistered.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
+            deliveryMarks.withLock { $0.append(mark) }
+        }
+    }
+
+    /// Whether a wait made now may wait for its own caller: it runs in a delivery or on a
+    /// delivery queue while some synchronous delivery waits to enter its queue.
+    static var waitMayDeadlock: Bool {
+        let marks = deliveryMarks.withLock { $0 }
+        guard marks.contains(where: { $0.syncWaiters.load(ordering: .acquiring) > 0 }) else { return false }
+        return DeliveryContext.isInDelivery || marks.contains { isCurrent($0) }
+    }
+
+    /// Whether this thread runs a block of a queue (or of one targeting it) that a
+    /// synchronous configuration of a live object delivers to: a libvlc thread holding locks
+    /// may be about to wait for it.
+    static var isOnSyncDeliveryQueue: Bool {
+        deliveryMarks.withLock { $0 }.contains { $0.syncHandlers.load(ordering: .relaxed) > 0 && isCurrent($0) }
+    }
+
+    /// Whether the current thread runs a block of the queue that carries `mark`, or of a
+    /// queue that targets it.
+    static func isCurrent(_ mark: Mark) -> Bool {
+        DispatchQueue.getSpecific(key: mark.key) != nil
+    }
+}
+
+/// One asynchronous delivery waiting in a `QueueIdentity.Mark`'s list; subclasses carry the
+/// typed payload, so queueing an event costs one allocation (this node) and no closure.
+class QueuedDelivery: @unchecked Sendable {
+    // @unchecked: `older` is written by the producer before the releasing compare-exchange
+    // that publishes the node, then only by the one drain that took the list (acquiring).
+    fileprivate var older: UInt = 0
+
+    /// Delivers; called once, on the mark's queue.
+    func run() {}
+}
