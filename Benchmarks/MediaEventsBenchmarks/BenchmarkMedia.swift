@@ -17,7 +17,8 @@ enum BenchmarkMedia {
     private static let directory: String = {
         var template = Array((NSTemporaryDirectory() + "/MediaEventsBenchmarks-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
-            fatalError("MediaEventsBenchmarks: cannot create a temporary directory: \(String(cString: strerror(errno)))")
+            fatalError(
+                "MediaEventsBenchmarks: cannot create a temporary directory: \(String(cString: strerror(errno)))")
         }
         atexit { try? FileManager.default.removeItem(atPath: BenchmarkMedia.directory) }
         return String(cString: made)

@@ -16,8 +16,9 @@ enum LogCostBench {
 
     static func measure(messages: Int, runs: Int) throws -> [Result] {
         let inline = try VLCLibrary(logsConfiguration: EventsDefaultConfiguration())
-        let queued = try VLCLibrary(logsConfiguration: EventsQueueConfiguration(
-            queue: DispatchQueue(label: "benchmark.logs"), isAsync: true))
+        let queued = try VLCLibrary(
+            logsConfiguration: EventsQueueConfiguration(
+                queue: DispatchQueue(label: "benchmark.logs"), isAsync: true))
         let counter = DeliveryCounter()
         var results: [Result] = []
         func time(_ name: String, _ logs: VLCLogSource, _ level: LogLevel, waitForCount: Bool) {
@@ -52,8 +53,9 @@ enum LogCostBench {
     static func text(_ results: [Result], messages: Int) -> String {
         var lines = ["Log messages (\(messages) per run, median ns per message on the logging thread):"]
         for result in results {
-            lines.append("  " + result.name.padding(toLength: 40, withPad: " ", startingAt: 0)
-                + String(format: "%8.1f ns", result.nanoseconds))
+            lines.append(
+                "  " + result.name.padding(toLength: 40, withPad: " ", startingAt: 0)
+                    + String(format: "%8.1f ns", result.nanoseconds))
         }
         return lines.joined(separator: "\n")
     }

@@ -40,8 +40,9 @@ struct MemoryBench {
     /// Heap and RSS growth per live subscription, over `count` closure subscriptions (each
     /// closure captures one object, as real handlers do) on one media.
     func perSubscription(count: Int) -> (heap: Double, resident: Double) {
-        let media = VLCMedia(url: URL(fileURLWithPath: ThroughputBench.mediaPath), library: library,
-                             configuration: EventsDefaultConfiguration())
+        let media = VLCMedia(
+            url: URL(fileURLWithPath: ThroughputBench.mediaPath), library: library,
+            configuration: EventsDefaultConfiguration())
         let counter = DeliveryCounter()
         // The first subscription attaches the native listeners; it is not counted.
         let first = media.observe(.metaChanged) { _ in counter.hit() }

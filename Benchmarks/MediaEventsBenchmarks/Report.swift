@@ -50,16 +50,26 @@ struct Report {
             ["latency (c), p50 / p99", measured(latencyQueued, Self.latency)],
             ["latency (e), p50 / p99", measured(latencyDispatch, Self.latency)],
             ["subscribe + cancel", measured(subscribeCancelNanoseconds) { String(format: "%.0f ns", $0) }],
-            ["\(Self.grouped(Double(options.subscriptions))) subscriptions made, then cancelled in random order",
-             measured(manySubscriptions) {
-                 String(format: "%.0f ms + %.0f ms", $0.subscribeSeconds * 1000, $0.cancelSeconds * 1000)
-             }],
-            ["memory per subscription (heap / RSS)",
-             measured(perSubscription) { String(format: "%.0f B / %.0f B", $0.heap, $0.resident) }],
-            ["memory per player (MediaEvents / raw libvlc)",
-             measured(perPlayer) { String(format: "%.1f KiB / %.1f KiB", $0.wrapped / kib, $0.raw / kib) }],
-            ["\(Self.grouped(Double(options.cycles))) player create/observe/teardown cycles: growth (heap / RSS)",
-             measured(cycles) { String(format: "%.0f KiB / %.0f KiB", Double($0.heap) / kib, Double($0.resident) / kib) }],
+            [
+                "\(Self.grouped(Double(options.subscriptions))) subscriptions made, then cancelled in random order",
+                measured(manySubscriptions) {
+                    String(format: "%.0f ms + %.0f ms", $0.subscribeSeconds * 1000, $0.cancelSeconds * 1000)
+                },
+            ],
+            [
+                "memory per subscription (heap / RSS)",
+                measured(perSubscription) { String(format: "%.0f B / %.0f B", $0.heap, $0.resident) },
+            ],
+            [
+                "memory per player (MediaEvents / raw libvlc)",
+                measured(perPlayer) { String(format: "%.1f KiB / %.1f KiB", $0.wrapped / kib, $0.raw / kib) },
+            ],
+            [
+                "\(Self.grouped(Double(options.cycles))) player create/observe/teardown cycles: growth (heap / RSS)",
+                measured(cycles) {
+                    String(format: "%.0f KiB / %.0f KiB", Double($0.heap) / kib, Double($0.resident) / kib)
+                },
+            ],
         ]
     }
 
@@ -89,12 +99,16 @@ struct Report {
                 return targets.append(Target(goal: goal, result: Self.notMeasured, met: nil))
             }
             let value = 100 * raw.total / result.total
-            let rounds = zip(raw.samples, result.samples).filter { 100 * $0.totalNanoseconds / $1.totalNanoseconds >= percent }
-            targets.append(Target(
-                goal: goal,
-                result: String(format: "%.1f %% (%.0f vs %.0f ns); %d of %d rounds", value, result.total, raw.total,
-                               rounds.count, result.samples.count),
-                met: value >= percent))
+            let rounds = zip(raw.samples, result.samples).filter {
+                100 * $0.totalNanoseconds / $1.totalNanoseconds >= percent
+            }
+            targets.append(
+                Target(
+                    goal: goal,
+                    result: String(
+                        format: "%.1f %% (%.0f vs %.0f ns); %d of %d rounds", value, result.total, raw.total,
+                        rounds.count, result.samples.count),
+                    met: value >= percent))
         }
         share("(p)", atLeast: 50, "(p) public `handleEvent` inline ≥ 50 % of (a)'s throughput")
         share("(b)", atLeast: 60, "(b) internal inline path ≥ 60 % of (a)'s throughput")
@@ -103,22 +117,26 @@ struct Report {
                 return targets.append(Target(goal: goal, result: Self.notMeasured, met: nil))
             }
             let perRun = result.samples.map { $0.produceNanoseconds / Double(options.events) }
-            targets.append(Target(
-                goal: goal,
-                result: String(format: "%.0f ns (runs %.0f–%.0f ns); %d of %d runs", result.produce,
-                               perRun.min() ?? 0, perRun.max() ?? 0, perRun.filter { $0 <= limit }.count, perRun.count),
-                met: result.produce <= limit))
+            targets.append(
+                Target(
+                    goal: goal,
+                    result: String(
+                        format: "%.0f ns (runs %.0f–%.0f ns); %d of %d runs", result.produce,
+                        perRun.min() ?? 0, perRun.max() ?? 0, perRun.filter { $0 <= limit }.count, perRun.count),
+                    met: result.produce <= limit))
         }
         onLibvlcThread("(c)", atMost: 150, "(c) ≤ 150 ns/event on libvlc's thread")
         if let queued = row("(c)"), let dispatched = row("(e)") {
             let ratios = zip(queued.samples, dispatched.samples).map { $1.totalNanoseconds / $0.totalNanoseconds }
             let ratio = dispatched.total / queued.total
-            targets.append(Target(
-                goal: "(c) end-to-end throughput ≥ 2 × (e)'s",
-                result: String(format: "%.2f × (%.0f vs %.0f ns); rounds %.2f–%.2f ×, %d of %d ≥ 2 ×", ratio,
-                               queued.total, dispatched.total, ratios.min() ?? 0, ratios.max() ?? 0,
-                               ratios.filter { $0 >= 2 }.count, ratios.count),
-                met: ratio >= 2))
+            targets.append(
+                Target(
+                    goal: "(c) end-to-end throughput ≥ 2 × (e)'s",
+                    result: String(
+                        format: "%.2f × (%.0f vs %.0f ns); rounds %.2f–%.2f ×, %d of %d ≥ 2 ×", ratio,
+                        queued.total, dispatched.total, ratios.min() ?? 0, ratios.max() ?? 0,
+                        ratios.filter { $0 >= 2 }.count, ratios.count),
+                    met: ratio >= 2))
         } else {
             targets.append(Target(goal: "(c) end-to-end throughput ≥ 2 × (e)'s", result: Self.notMeasured, met: nil))
         }
@@ -127,30 +145,35 @@ struct Report {
         if let many = manySubscriptions {
             let total = many.subscribeSeconds + many.cancelSeconds
             let atSize = options.subscriptions == 100_000
-            targets.append(Target(
-                goal: subscriptionsGoal,
-                result: String(format: "%.0f ms", total * 1000)
-                    + (atSize ? "" : " for \(Self.grouped(Double(options.subscriptions)))"),
-                met: atSize ? total < 1 : nil))
+            targets.append(
+                Target(
+                    goal: subscriptionsGoal,
+                    result: String(format: "%.0f ms", total * 1000)
+                        + (atSize ? "" : " for \(Self.grouped(Double(options.subscriptions)))"),
+                    met: atSize ? total < 1 : nil))
         } else {
             targets.append(Target(goal: subscriptionsGoal, result: Self.notMeasured, met: nil))
         }
         let memoryGoal = "≤ 1 KiB heap per live subscription"
         if let perSubscription {
-            targets.append(Target(goal: memoryGoal, result: String(format: "%.0f B", perSubscription.heap),
-                                  met: perSubscription.heap <= 1024))
+            targets.append(
+                Target(
+                    goal: memoryGoal, result: String(format: "%.0f B", perSubscription.heap),
+                    met: perSubscription.heap <= 1024))
         } else {
             targets.append(Target(goal: memoryGoal, result: Self.notMeasured, met: nil))
         }
         let cyclesGoal = "10 000 player cycles grow RSS < 2 MiB"
         if let cycles {
             let atSize = options.cycles == 10_000
-            targets.append(Target(
-                goal: cyclesGoal,
-                result: String(format: "%.0f KiB RSS, %.0f KiB heap", Double(cycles.resident) / 1024,
-                               Double(cycles.heap) / 1024)
-                    + (atSize ? "" : " over \(Self.grouped(Double(options.cycles))) cycles"),
-                met: atSize ? cycles.resident < 2 << 20 : nil))
+            targets.append(
+                Target(
+                    goal: cyclesGoal,
+                    result: String(
+                        format: "%.0f KiB RSS, %.0f KiB heap", Double(cycles.resident) / 1024,
+                        Double(cycles.heap) / 1024)
+                        + (atSize ? "" : " over \(Self.grouped(Double(options.cycles))) cycles"),
+                    met: atSize ? cycles.resident < 2 << 20 : nil))
         } else {
             targets.append(Target(goal: cyclesGoal, result: Self.notMeasured, met: nil))
         }
@@ -210,9 +233,10 @@ struct Report {
 
     private static func latency(_ values: [UInt64]) -> String {
         guard !values.isEmpty else { return notMeasured }
-        return String(format: "%.1f µs / %.1f µs",
-                      Double(Statistics.percentile(values, 50)) / 1000,
-                      Double(Statistics.percentile(values, 99)) / 1000)
+        return String(
+            format: "%.1f µs / %.1f µs",
+            Double(Statistics.percentile(values, 50)) / 1000,
+            Double(Statistics.percentile(values, 99)) / 1000)
     }
 
     private static func grouped(_ value: Double) -> String {
@@ -238,7 +262,8 @@ struct Report {
     }
 
     private static var machine: String {
-        let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+        let cpu =
+            (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
             .split(separator: "\n").first { $0.hasPrefix("model name") }?
             .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
         var name = utsname()

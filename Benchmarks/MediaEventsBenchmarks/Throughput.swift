@@ -142,16 +142,22 @@ final class ThroughputBench {
             Variant(label: "(b)", name: "MediaEvents, EventsDefaultConfiguration (inline)", isAsync: false) { n in
                 self.burst(self.inlineMedia, self.inlineCounter, n)
             },
-            Variant(label: "(p)", name: "user's C callback calling public EventsHandler.handleEvent (inline)",
-                    isAsync: false) { n in
+            Variant(
+                label: "(p)", name: "user's C callback calling public EventsHandler.handleEvent (inline)",
+                isAsync: false
+            ) { n in
                 self.userBurst(self.userHandler, userCallback, self.userWrapper.counter, n)
             },
-            Variant(label: "(p2)", name: "the same, closure capturing the event type (inline)",
-                    isAsync: false) { n in
+            Variant(
+                label: "(p2)", name: "the same, closure capturing the event type (inline)",
+                isAsync: false
+            ) { n in
                 self.userBurst(self.userHandler, userCallbackCapturing, self.userWrapper.counter, n)
             },
-            Variant(label: "(p3)", name: "the same, event type as handleEvent's payload (inline)",
-                    isAsync: false) { n in
+            Variant(
+                label: "(p3)", name: "the same, event type as handleEvent's payload (inline)",
+                isAsync: false
+            ) { n in
                 self.userBurst(self.userHandler, userCallbackPayload, self.userWrapper.counter, n)
             },
             Variant(label: "(c)", name: "MediaEvents, async EventsQueueConfiguration", isAsync: true) { n in
@@ -160,9 +166,12 @@ final class ThroughputBench {
                 if ProcessInfo.processInfo.environment["MEDIAEVENTS_DRAIN_STATISTICS"] != nil {
                     let counts = DrainStatistics.shared.take()
                     let text = zip(DrainStatistics.names, counts).map { "\($0) \($1)" }.joined(separator: ", ")
-                    FileHandle.standardError.write(Data(String(
-                        format: "(c) run: %.0f ns/event on libvlc's thread, %.0f total; %@\n",
-                        sample.produceNanoseconds / Double(n), sample.totalNanoseconds / Double(n), text).utf8))
+                    FileHandle.standardError.write(
+                        Data(
+                            String(
+                                format: "(c) run: %.0f ns/event on libvlc's thread, %.0f total; %@\n",
+                                sample.produceNanoseconds / Double(n), sample.totalNanoseconds / Double(n), text
+                            ).utf8))
                 }
                 return sample
             },
@@ -187,8 +196,10 @@ final class ThroughputBench {
     }
 
     /// A burst delivered through a user's own C callback attached in place of the C counter.
-    private func userBurst(_ handler: EventsHandler<UserWrapper>, _ callback: crb_callback_t,
-                           _ counter: DeliveryCounter, _ n: Int) -> Sample {
+    private func userBurst(
+        _ handler: EventsHandler<UserWrapper>, _ callback: crb_callback_t,
+        _ counter: DeliveryCounter, _ n: Int
+    ) -> Sample {
         counter.reset(target: n)
         let userData = Unmanaged.passUnretained(handler).toOpaque()
         let result = withExtendedLifetime(handler) { crb_run_callback(raw, n, Self.title, callback, userData) }
@@ -295,8 +306,9 @@ extension ThroughputBench {
     /// `count` subscriptions on a media that already has one (its native listeners are
     /// attached), then every one cancelled in a random (seeded) order; the best of `runs`.
     func manySubscriptions(count: Int, runs: Int) -> ManySubscriptions {
-        let media = VLCMedia(url: URL(fileURLWithPath: Self.mediaPath), library: library,
-                             configuration: EventsDefaultConfiguration())
+        let media = VLCMedia(
+            url: URL(fileURLWithPath: Self.mediaPath), library: library,
+            configuration: EventsDefaultConfiguration())
         let counter = DeliveryCounter()
         let first = media.observe(.metaChanged) { _ in counter.hit() }
         var generator = SplitMix64(seed: 15)
@@ -311,7 +323,8 @@ extension ThroughputBench {
             for index in order { tokens[index].cancel() }
             let end = crb_now_ns()
             precondition(!tokens.contains { $0.isActive })
-            let run = ManySubscriptions(subscribeSeconds: Double(made - start) / 1e9, cancelSeconds: Double(end - made) / 1e9)
+            let run = ManySubscriptions(
+                subscribeSeconds: Double(made - start) / 1e9, cancelSeconds: Double(end - made) / 1e9)
             if run.subscribeSeconds + run.cancelSeconds < best.subscribeSeconds + best.cancelSeconds { best = run }
         }
         first.cancel()

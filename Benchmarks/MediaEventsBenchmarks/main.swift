@@ -8,8 +8,10 @@ _ = Report.loadAverage  // before anything runs
 let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
 if options.logCostOnly {
     do {
-        print(LogCostBench.text(try LogCostBench.measure(messages: options.events, runs: options.runs),
-                                messages: options.events))
+        print(
+            LogCostBench.text(
+                try LogCostBench.measure(messages: options.events, runs: options.runs),
+                messages: options.events))
         exit(0)
     } catch {
         FileHandle.standardError.write(Data("MediaEventsBenchmarks: \(error)\n".utf8))

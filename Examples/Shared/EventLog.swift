@@ -40,8 +40,10 @@ public final class EventLog: Sendable {
     /// - Parameters:
     ///   - lastSeq: the `seq` the first line follows (the last line of a log appended to).
     ///   - wallClock: JSON lines get a `ts` field, the UTC time they were written.
-    public init(format: Format, filter: EventFilter = EventFilter(), fd: Int32 = STDOUT_FILENO,
-                outputName: String = "standard output", lastSeq: Int = 0, wallClock: Bool = false) {
+    public init(
+        format: Format, filter: EventFilter = EventFilter(), fd: Int32 = STDOUT_FILENO,
+        outputName: String = "standard output", lastSeq: Int = 0, wallClock: Bool = false
+    ) {
         self.format = format
         self.filter = filter
         self.wallClock = wallClock
@@ -102,18 +104,20 @@ public final class EventLog: Sendable {
             let line: String
             switch format {
             case .json:
-                let head: [(String, JSONValue)] = [
-                    ("seq", .int(Int64(state.seq))), ("t", .double((t * 1e6).rounded() / 1e6)),
-                ] + (wallClock ? [("ts", .string(TextFormat.utcTimestamp()))] : []) + [
-                    ("source", .string(record.source)), ("event", .string(record.name)),
-                ]
+                let head: [(String, JSONValue)] =
+                    [
+                        ("seq", .int(Int64(state.seq))), ("t", .double((t * 1e6).rounded() / 1e6)),
+                    ] + (wallClock ? [("ts", .string(TextFormat.utcTimestamp()))] : []) + [
+                        ("source", .string(record.source)), ("event", .string(record.name)),
+                    ]
                 line = JSON.line(head + context + record.fields)
             case .text:
                 let time = String(t, decimals: 3)
                 let source = record.source.padding(toLength: 11, withPad: " ", startingAt: 0)
                 let extra = (context.isEmpty ? "" : " " + EventRecord(source: "", name: "", fields: context).fieldText)
                 let payload = record.fields.isEmpty ? "" : " " + record.fieldText
-                line = "\(String(repeating: " ", count: max(0, 8 - time.count)))\(time)s  \(source) \(record.name)\(extra)\(payload)"
+                line =
+                    "\(String(repeating: " ", count: max(0, 8 - time.count)))\(time)s  \(source) \(record.name)\(extra)\(payload)"
             }
             // Under the lock, so that a failed write ends the process before a later line
             // could be written after a missing one.

@@ -51,7 +51,7 @@ extension EventRecord {
         case .audioDevice(let device): fields = [("device", device.map { .string($0) } ?? .null)]
         case .chapterChanged(let chapter): fields = [("chapter", .int(Int64(chapter)))]
         case .nothingSpecial, .opening, .playing, .paused, .stopped, .forward, .backward, .endReached,
-             .encounteredError, .corked, .uncorked, .muted, .unmuted:
+            .encounteredError, .corked, .uncorked, .muted, .unmuted:
             fields = []
         }
         self.init(source: "player", name: event.name, fields: fields, isProgress: event.kind.isProgress)

@@ -36,7 +36,8 @@ extension ArgumentReader {
     public mutating func logLevel(for option: String) throws -> LogLevel {
         let value = try value(for: option)
         guard let level = LogLevel.allCases.first(where: { $0.name == value }) else {
-            throw UsageError("\(option) must be \(LogLevel.allCases.map(\.name).joined(separator: "|")), not '\(value)'")
+            throw UsageError(
+                "\(option) must be \(LogLevel.allCases.map(\.name).joined(separator: "|")), not '\(value)'")
         }
         return level
     }

@@ -9,8 +9,10 @@ public enum MediaInput {
 
     /// A URL when `text` has a scheme (`http://…`, `file:///…`), otherwise a local path.
     /// `nil` when it looks like a URL but is not a valid one.
-    public static func media(_ text: String, library: VLCLibrary,
-                             configuration: (any EventsConfiguring)? = nil) -> VLCMedia? {
+    public static func media(
+        _ text: String, library: VLCLibrary,
+        configuration: (any EventsConfiguring)? = nil
+    ) -> VLCMedia? {
         if text.contains("://") {
             guard let url = URL(string: text) else { return nil }
             return VLCMedia(url: url, library: library, configuration: configuration)
@@ -29,7 +31,8 @@ public enum MediaInput {
             var index = 0
             while index < bytes.count {
                 if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
-                   let value = UInt8(String(decoding: bytes[(index + 1)...(index + 2)], as: UTF8.self), radix: 16) {
+                    let value = UInt8(String(decoding: bytes[(index + 1)...(index + 2)], as: UTF8.self), radix: 16)
+                {
                     decoded.append(value)
                     index += 3
                 } else {

@@ -10,8 +10,10 @@ public enum RawArguments {
     public static func arguments() -> [String] {
         (1..<Int(CommandLine.argc)).map { index in
             let argument = CommandLine.unsafeArgv[index]!
-            let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(argument).assumingMemoryBound(to: UInt8.self),
-                                                  count: strlen(argument)))
+            let bytes = Array(
+                UnsafeBufferPointer(
+                    start: UnsafeRawPointer(argument).assumingMemoryBound(to: UInt8.self),
+                    count: strlen(argument)))
             return String(validating: bytes, as: UTF8.self) ?? fileURL(path: bytes)
         }
     }
@@ -29,8 +31,8 @@ public enum RawArguments {
         for byte in absolute {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                 UInt8(ascii: "~"), UInt8(ascii: "/"):
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"), UInt8(ascii: "/"):
                 url.unicodeScalars.append(Unicode.Scalar(byte))
             default:
                 let hex = String(byte, radix: 16, uppercase: true)

@@ -20,8 +20,10 @@ public enum UnixSocket {
 
     /// Calls `body` with the address of `path`; a path starting with `@` is an abstract
     /// socket (Linux; systemd's `NOTIFY_SOCKET` may be one).
-    public static func withAddress<Result>(_ path: String,
-                                           _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result? {
+    public static func withAddress<Result>(
+        _ path: String,
+        _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result
+    ) -> Result? {
         var bytes = Array(path.utf8)
         let abstract = bytes.first == UInt8(ascii: "@")
         if abstract { bytes[0] = 0 }
@@ -63,8 +65,9 @@ public enum UnixSocket {
             }
             guard let connected else {
                 close(fd)
-                throw Failure("\(path): not a socket path (empty or longer than \(maximumPathBytes) bytes)",
-                              code: ENAMETOOLONG)
+                throw Failure(
+                    "\(path): not a socket path (empty or longer than \(maximumPathBytes) bytes)",
+                    code: ENAMETOOLONG)
             }
             if connected { break }
             if code == EINTR { continue }

@@ -37,8 +37,10 @@ final class ControlServer: Sendable {
     static let closingGrace = 5.0
 
     /// The daemon's own line names, accepted by `subscribe` besides libvlc's.
-    static let daemonEventNames = ["Started", "ItemFailed", "PlaylistEnded", "Reloaded", "ReloadFailed", "Loaded",
-                                   "Status", "Stopping", "Exited", "LogMessage"]
+    static let daemonEventNames = [
+        "Started", "ItemFailed", "PlaylistEnded", "Reloaded", "ReloadFailed", "Loaded",
+        "Status", "Stopping", "Exited", "LogMessage",
+    ]
 
     private struct Outgoing {
         var bytes: [UInt8]
@@ -160,8 +162,9 @@ final class ControlServer: Sendable {
         self.path = path
         self.queue = queue
         guard !path.isEmpty, path.utf8.count <= UnixSocket.maximumPathBytes, !path.hasPrefix("@") else {
-            throw UnixSocket.Failure("\(path): not a usable socket path (at most \(UnixSocket.maximumPathBytes) bytes)",
-                                     code: ENAMETOOLONG)
+            throw UnixSocket.Failure(
+                "\(path): not a usable socket path (at most \(UnixSocket.maximumPathBytes) bytes)",
+                code: ENAMETOOLONG)
         }
         var info = stat()
         if lstat(path, &info) == 0 {
@@ -175,18 +178,20 @@ final class ControlServer: Sendable {
                 // Nobody listens: left behind by a daemon that was killed.
                 unlink(path)
             } catch let failure as UnixSocket.Failure where failure.code == EAGAIN {
-                throw UnixSocket.Failure("\(path): another process is listening on it (not accepting)", code: EADDRINUSE)
+                throw UnixSocket.Failure(
+                    "\(path): another process is listening on it (not accepting)", code: EADDRINUSE)
             }
         }
         let fd = try UnixSocket.stream(nonBlocking: true)
         // 0600 from the start: no moment where another user could connect.
         let oldMask = umask(0o177)
         var code: Int32 = 0
-        let bound = UnixSocket.withAddress(path) { address, length in
-            let result = bind(fd, address, length)
-            code = errno
-            return result == 0
-        } ?? false
+        let bound =
+            UnixSocket.withAddress(path) { address, length in
+                let result = bind(fd, address, length)
+                code = errno
+                return result == 0
+            } ?? false
         umask(oldMask)
         guard bound, listen(fd, 64) == 0 else {
             if !bound { errno = code }
@@ -216,8 +221,9 @@ final class ControlServer: Sendable {
             var bytes: [UInt8]?
             for client in Array(state.clients.values) where client.wants(record.name) {
                 if bytes == nil { bytes = Array(line.utf8) + [UInt8(ascii: "\n")] }
-                enqueue(Outgoing(bytes: bytes!, progressName: record.isProgress ? record.name : nil),
-                        to: client, state: &state)
+                enqueue(
+                    Outgoing(bytes: bytes!, progressName: record.isProgress ? record.name : nil),
+                    to: client, state: &state)
             }
         }
     }
@@ -228,7 +234,8 @@ final class ControlServer: Sendable {
         guard !client.closing else { return }
         // A line partly sent (the head, when sentOffset > 0) is never replaced.
         if let name = item.progressName, let index = client.pendingProgress(name),
-           index > 0 || client.sentOffset == 0 {
+            index > 0 || client.sentOffset == 0
+        {
             client.remove(at: index)
             client.coalesced += 1
             state.coalesced += 1
@@ -249,8 +256,10 @@ final class ControlServer: Sendable {
         state.dropped += lost
         state.disconnectedSlow += 1
         let reason = "more than \(Self.maximumPending) lines waiting: the client does not read fast enough"
-        let last = JSON.line([("event", .string("Disconnected")), ("reason", .string(reason)),
-                              ("dropped", .int(Int64(client.dropped))), ("coalesced", .int(Int64(client.coalesced)))])
+        let last = JSON.line([
+            ("event", .string("Disconnected")), ("reason", .string(reason)),
+            ("dropped", .int(Int64(client.dropped))), ("coalesced", .int(Int64(client.coalesced))),
+        ])
         client.replaceOutbox(kept + [Outgoing(bytes: Array(last.utf8) + [UInt8(ascii: "\n")], progressName: nil)])
         client.closing = true
         client.readSource?.cancel()
@@ -280,8 +289,9 @@ final class ControlServer: Sendable {
     private func flush(_ client: Client, state: inout State) {
         while let head = client.outbox.first {
             let sent = head.bytes.withUnsafeBytes { raw in
-                send(client.fd, raw.baseAddress! + client.sentOffset, raw.count - client.sentOffset,
-                     Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+                send(
+                    client.fd, raw.baseAddress! + client.sentOffset, raw.count - client.sentOffset,
+                    Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
             }
             if sent < 0 {
                 if errno == EINTR { continue }
@@ -372,9 +382,14 @@ final class ControlServer: Sendable {
                 return client
             }
             guard let client = accepted else {
-                let line = JSON.line([("event", .string("Disconnected")),
-                                      ("reason", .string("too many clients (at most \(Self.maximumClients))"))]) + "\n"
-                _ = Array(line.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
+                let line =
+                    JSON.line([
+                        ("event", .string("Disconnected")),
+                        ("reason", .string("too many clients (at most \(Self.maximumClients))")),
+                    ]) + "\n"
+                _ = Array(line.utf8).withUnsafeBytes {
+                    send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+                }
                 close(fd)
                 continue
             }
@@ -413,19 +428,23 @@ final class ControlServer: Sendable {
             let reply: [(String, JSONValue)]
             switch piece {
             case .line(let bytes):
-                if bytes.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\t") }) {
+                if bytes.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\t") })
+                {
                     continue
                 }
                 reply = answer(bytes, client: id)
             case .tooLong:
-                reply = [("request_id", .null), ("ok", .bool(false)),
-                         ("error", .string("line longer than \(Self.maximumLineBytes) bytes: skipped to its end"))]
+                reply = [
+                    ("request_id", .null), ("ok", .bool(false)),
+                    ("error", .string("line longer than \(Self.maximumLineBytes) bytes: skipped to its end")),
+                ]
             }
             let line = JSON.line(reply)
             state.withLock { state in
                 guard let client = state.clients[id] else { return }
-                enqueue(Outgoing(bytes: Array(line.utf8) + [UInt8(ascii: "\n")], progressName: nil), to: client,
-                        state: &state)
+                enqueue(
+                    Outgoing(bytes: Array(line.utf8) + [UInt8(ascii: "\n")], progressName: nil), to: client,
+                    state: &state)
             }
         }
     }
@@ -486,7 +505,8 @@ final class ControlServer: Sendable {
                     }
                     if client.names.isEmpty { client.subscribed = false }
                 }
-                let current: JSONValue = client.subscribed
+                let current: JSONValue =
+                    client.subscribed
                     ? (client.names.isEmpty ? .string("all") : .array(client.names.sorted().map { .string($0) }))
                     : .array([])
                 return .ok([("events", current)])
@@ -504,11 +524,15 @@ final class ControlServer: Sendable {
                     ("clients_disconnected_slow", .int(Int64(state.disconnectedSlow))),
                     ("events_dropped", .int(Int64(state.dropped))),
                     ("events_coalesced", .int(Int64(state.coalesced))),
-                    ("client", .object([
-                        ("id", .int(Int64(id))), ("delivered", .int(Int64(client?.delivered ?? 0))),
-                        ("pending", .int(Int64(client?.outbox.count ?? 0))),
-                        ("coalesced", .int(Int64(client?.coalesced ?? 0))), ("dropped", .int(Int64(client?.dropped ?? 0))),
-                    ])),
+                    (
+                        "client",
+                        .object([
+                            ("id", .int(Int64(id))), ("delivered", .int(Int64(client?.delivered ?? 0))),
+                            ("pending", .int(Int64(client?.outbox.count ?? 0))),
+                            ("coalesced", .int(Int64(client?.coalesced ?? 0))),
+                            ("dropped", .int(Int64(client?.dropped ?? 0))),
+                        ])
+                    ),
                 ]
             }
             return .ok(fields + [("control", .object(control))])

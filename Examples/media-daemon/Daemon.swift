@@ -71,8 +71,10 @@ final class Daemon: Sendable {
     /// systemd's notifications (`$NOTIFY_SOCKET`).
     private let notifier: SystemdNotifier?
 
-    init(options: DaemonOptions, log: EventLog, library: VLCLibrary, configuration: any EventsConfiguring,
-         control: ControlServer? = nil, notifier: SystemdNotifier? = nil) {
+    init(
+        options: DaemonOptions, log: EventLog, library: VLCLibrary, configuration: any EventsConfiguring,
+        control: ControlServer? = nil, notifier: SystemdNotifier? = nil
+    ) {
         self.options = options
         self.log = log
         self.library = library
@@ -106,8 +108,12 @@ final class Daemon: Sendable {
         var tokens = [listToken, playerToken, endToken]
         if let level = options.logLevel { tokens.append(log.printLibvlcLog(of: library, minimumLevel: level)) }
         subscriptions.withLock { $0 = tokens }
-        note("Started", [("items", .int(Int64(playlist.entries.count))), ("loop", .bool(options.loop)),
-                         ("pid", .int(Int64(getpid())))])
+        note(
+            "Started",
+            [
+                ("items", .int(Int64(playlist.entries.count))), ("loop", .bool(options.loop)),
+                ("pid", .int(Int64(getpid()))),
+            ])
         install(playlist)
         notifier?.send("READY=1")
     }
@@ -184,10 +190,12 @@ final class Daemon: Sendable {
 
     private func exitNow(stopped: Bool) {
         let counts = state.withLock { ($0.started, $0.ended, $0.failed) }
-        let closing = EventRecord(source: "daemon", name: "Exited", fields: [
-            ("stopped", .bool(stopped)), ("started", .int(Int64(counts.0))), ("ended", .int(Int64(counts.1))),
-            ("failed", .int(Int64(counts.2))), ("events", .int(Int64(log.lineCount + 1))),
-        ])
+        let closing = EventRecord(
+            source: "daemon", name: "Exited",
+            fields: [
+                ("stopped", .bool(stopped)), ("started", .int(Int64(counts.0))), ("ended", .int(Int64(counts.1))),
+                ("failed", .int(Int64(counts.2))), ("events", .int(Int64(log.lineCount + 1))),
+            ])
         guard log.close(with: closing) else { return }
         // The Exited line too, if the clients' sockets take it now; the socket file goes.
         control?.finish()
@@ -254,20 +262,21 @@ final class Daemon: Sendable {
                 continue
             }
             let index = firstIndex + media.count
-            mediaTokens.append(item.observe { [weak self] event in
-                guard let self else { return }
-                if case .subItemAdded(let child) = event {
-                    // A playlist's or directory's entries: the list player plays them next,
-                    // as parts of this item.
-                    let mrl = child.mrl
-                    self.state.withLock { state in
-                        guard state.currentIndex == index else { return }
-                        state.progress.subItems += 1
-                        state.expansion[mrl, default: 0] += 1
+            mediaTokens.append(
+                item.observe { [weak self] event in
+                    guard let self else { return }
+                    if case .subItemAdded(let child) = event {
+                        // A playlist's or directory's entries: the list player plays them next,
+                        // as parts of this item.
+                        let mrl = child.mrl
+                        self.state.withLock { state in
+                            guard state.currentIndex == index else { return }
+                            state.progress.subItems += 1
+                            state.expansion[mrl, default: 0] += 1
+                        }
                     }
-                }
-                self.log.write(EventRecord(event), context: self.itemContext())
-            })
+                    self.log.write(EventRecord(event), context: self.itemContext())
+                })
             media.append(item)
         }
         return (media, mediaTokens)
@@ -388,8 +397,10 @@ final class Daemon: Sendable {
 
     private func counts() -> [(String, JSONValue)] {
         state.withLock { state in
-            [("started", .int(Int64(state.started))), ("ended", .int(Int64(state.ended))),
-             ("failed", .int(Int64(state.failed)))]
+            [
+                ("started", .int(Int64(state.started))), ("ended", .int(Int64(state.ended))),
+                ("failed", .int(Int64(state.failed))),
+            ]
         }
     }
 
@@ -469,7 +480,9 @@ extension Daemon: ControlCommands {
                 return .error("\"mode\" must be \"replace\" or \"append\", not '\(mode)'")
             }
             let items = state.withLock { $0.entries.count }
-            note("Loaded", [("mode", .string(mode)), ("entries", .int(Int64(entries.count))), ("items", .int(Int64(items)))])
+            note(
+                "Loaded",
+                [("mode", .string(mode)), ("entries", .int(Int64(entries.count))), ("items", .int(Int64(items)))])
             return .ok([("items", .int(Int64(items)))])
         case "playlist":
             let (entries, current) = state.withLock { ($0.entries, $0.currentIndex) }

@@ -43,10 +43,12 @@ struct Playlist {
         guard let text = String(validating: body, as: UTF8.self) else { throw refuse("not UTF-8 text") }
         let base = URL(fileURLWithPath: file).deletingLastPathComponent()
         var entries: [String] = []
-        for (number, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
+        for (number, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated()
+        {
             let line = rawLine.trimmingCharacters(in: .whitespaces)
             if let control = line.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
-                throw refuse("control character U+\(String(control.value, radix: 16, uppercase: true)) on line \(number + 1)")
+                throw refuse(
+                    "control character U+\(String(control.value, radix: 16, uppercase: true)) on line \(number + 1)")
             }
             // M3U directives and comments both start with '#'.
             if line.isEmpty || line.hasPrefix("#") { continue }

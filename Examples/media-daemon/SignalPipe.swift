@@ -43,7 +43,9 @@ enum SignalPipe {
     }
 
     /// A read source on `queue` that calls `handler` with each signal received, in order.
-    static func source(on queue: DispatchQueue, _ handler: @escaping @Sendable (Int32) -> Void) -> any DispatchSourceRead {
+    static func source(on queue: DispatchQueue, _ handler: @escaping @Sendable (Int32) -> Void)
+        -> any DispatchSourceRead
+    {
         let readEnd = fds.read
         let source = DispatchSource.makeReadSource(fileDescriptor: readEnd, queue: queue)
         source.setEventHandler {

@@ -14,7 +14,8 @@ final class SystemdNotifier: Sendable {
     /// A notifier for `$NOTIFY_SOCKET`, `nil` when it is unset or unusable.
     init?() {
         guard let value = getenv("NOTIFY_SOCKET").map({ String(cString: $0) }), !value.isEmpty,
-              value.hasPrefix("/") || value.hasPrefix("@") else { return nil }
+            value.hasPrefix("/") || value.hasPrefix("@")
+        else { return nil }
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return nil }
         path = value
@@ -43,7 +44,8 @@ final class SystemdNotifier: Sendable {
     /// Nothing when the variable is unset, or `$WATCHDOG_PID` names another process.
     func startWatchdog(on queue: DispatchQueue) {
         guard let text = getenv("WATCHDOG_USEC").map({ String(cString: $0) }),
-              let usec = UInt64(text), usec > 0 else { return }
+            let usec = UInt64(text), usec > 0
+        else { return }
         if let pid = getenv("WATCHDOG_PID").map({ String(cString: $0) }), !pid.isEmpty, pid != String(getpid()) {
             return
         }

@@ -63,8 +63,9 @@ let notifier = SystemdNotifier()
 let configuration = options.dispatch.configuration(queue: DispatchQueue(label: "media-daemon.events"))
 let library: VLCLibrary
 do {
-    library = try VLCLibrary(arguments: MediaInput.libraryArguments(audio: options.audio),
-                             logsConfiguration: configuration)
+    library = try VLCLibrary(
+        arguments: MediaInput.libraryArguments(audio: options.audio),
+        logsConfiguration: configuration)
 } catch {
     printError("media-daemon: \(error)")
     control?.finish()
@@ -73,11 +74,13 @@ do {
 
 // With --audio, a machine without a sound device plays silently: said once on stderr.
 let audioWarning = options.audio ? AudioOutputWarning.watch(library, program: "media-daemon") : nil
-let log = EventLog(format: .json, filter: options.filter, fd: logFD,
-                   outputName: options.logFile ?? "standard output",
-                   lastSeq: options.logFile == nil ? 0 : EventLog.lastSeq(inLogFile: logFD), wallClock: true)
-let daemon = Daemon(options: options, log: log, library: library, configuration: configuration,
-                    control: control, notifier: notifier)
+let log = EventLog(
+    format: .json, filter: options.filter, fd: logFD,
+    outputName: options.logFile ?? "standard output",
+    lastSeq: options.logFile == nil ? 0 : EventLog.lastSeq(inLogFile: logFD), wallClock: true)
+let daemon = Daemon(
+    options: options, log: log, library: library, configuration: configuration,
+    control: control, notifier: notifier)
 let signalSources = daemon.installSignalHandlers(on: controlQueue)
 daemon.start(playlist)
 // Clients are accepted once the playlist is in place: one that connected earlier waits in

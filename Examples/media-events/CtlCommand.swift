@@ -108,12 +108,16 @@ struct CtlCommand {
         // The reply; event lines before it (none before a subscribe) are skipped.
         while true {
             guard let line = reader.next(until: deadline) else {
-                printError("media-events: ctl: \(path): " + (reader.timedOut ? "no reply within \(options.timeout) s"
-                                                             : "the daemon closed the connection without a reply"))
+                printError(
+                    "media-events: ctl: \(path): "
+                        + (reader.timedOut
+                            ? "no reply within \(options.timeout) s"
+                            : "the daemon closed the connection without a reply"))
                 return 1
             }
             guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                  object["request_id"] as? Int == 1 else { continue }
+                object["request_id"] as? Int == 1
+            else { continue }
             let ok = object["ok"] as? Bool == true
             if options.command == "watch" {
                 guard ok else {

@@ -22,8 +22,9 @@ struct LogCommand {
         let queue = DispatchQueue(label: "media-events.events")
         let library: VLCLibrary
         do {
-            library = try VLCLibrary(arguments: MediaInput.libraryArguments(audio: options.audio),
-                                     logsConfiguration: options.dispatch.configuration(queue: queue))
+            library = try VLCLibrary(
+                arguments: MediaInput.libraryArguments(audio: options.audio),
+                logsConfiguration: options.dispatch.configuration(queue: queue))
         } catch {
             printError("media-events: \(error)")
             return 1
@@ -39,8 +40,9 @@ struct LogCommand {
             for (index, input) in inputs.enumerated() {
                 var context: [(String, JSONValue)] = [("item", .int(Int64(index + 1)))]
                 if options.repeatCount > 1 { context.append(("pass", .int(Int64(pass)))) }
-                let media = MediaInput.media(input, library: library,
-                                             configuration: options.dispatch.configuration(queue: queue))
+                let media = MediaInput.media(
+                    input, library: library,
+                    configuration: options.dispatch.configuration(queue: queue))
                 await play(media, named: input, context: context, subItem: nil, run: &run)
             }
         }
@@ -66,10 +68,14 @@ struct LogCommand {
     /// Plays `media` (`nil`: an invalid URL); a playlist or directory has no track of its
     /// own but sub-items, which are played in turn as `sub_item` 1, 2, … of its item (1.1,
     /// 1.2, … for the entries of entry 1).
-    private func play(_ media: VLCMedia?, named input: String, context: [(String, JSONValue)], subItem: [Int]?,
-                      run: inout Run) async {
+    private func play(
+        _ media: VLCMedia?, named input: String, context: [(String, JSONValue)], subItem: [Int]?,
+        run: inout Run
+    ) async {
         run.played += 1
-        let name = subItem.map { "\(input) entry \($0.map(String.init).joined(separator: ".")) (\(media?.mrl ?? ""))" } ?? input
+        let name =
+            subItem.map { "\(input) entry \($0.map(String.init).joined(separator: ".")) (\(media?.mrl ?? ""))" }
+            ?? input
         let depth = subItem?.count ?? 0
         var outcome = PlaybackOutcome.failed(PlaybackFailure(.invalidURL))
         var entries: [VLCMedia] = []
@@ -81,7 +87,8 @@ struct LogCommand {
             if !entries.isEmpty { outcome = .expanded(entries: entries.count) }
         }
         if case .expanded = outcome, depth >= Self.maximumDepth {
-            outcome = .failed(PlaybackFailure(.entriesBeyondBound(bound: "playlists nested more than \(Self.maximumDepth) deep")))
+            outcome = .failed(
+                PlaybackFailure(.entriesBeyondBound(bound: "playlists nested more than \(Self.maximumDepth) deep")))
         }
         if let failure = outcome.failure { printError("media-events: \(name): \(failure.message)") }
         guard case .expanded = outcome else {
@@ -90,21 +97,25 @@ struct LogCommand {
         }
         for (index, entry) in entries.enumerated() {
             guard run.played < MediaInput.maximumEntries else {
-                let failure = PlaybackFailure(.entriesBeyondBound(bound: "more than \(MediaInput.maximumEntries) media in all"))
+                let failure = PlaybackFailure(
+                    .entriesBeyondBound(bound: "more than \(MediaInput.maximumEntries) media in all"))
                 printError("media-events: \(name): \(failure.message)")
                 run.outcomes.append(.failed(failure))
                 return
             }
             let path = (subItem ?? []) + [index + 1]
             let number = path.map(String.init).joined(separator: ".")
-            await play(entry, named: input,
-                       context: context.filter { $0.0 != "sub_item" } + [("sub_item", .string(number))],
-                       subItem: path, run: &run)
+            await play(
+                entry, named: input,
+                context: context.filter { $0.0 != "sub_item" } + [("sub_item", .string(number))],
+                subItem: path, run: &run)
         }
     }
 
-    private func play(_ media: VLCMedia, context: [(String, JSONValue)], isSubItem: Bool,
-                      run: Run) async -> PlaybackOutcome {
+    private func play(
+        _ media: VLCMedia, context: [(String, JSONValue)], isSubItem: Bool,
+        run: Run
+    ) async -> PlaybackOutcome {
         let log = run.log
         let queue = run.queue
         // A sub-item comes from libvlc with the default (inline) delivery: in async mode its
@@ -148,8 +159,10 @@ struct LogCommand {
 
     private func printSummary(_ outcomes: [PlaybackOutcome], log: EventLog) {
         let failed = outcomes.filter { !$0.isPlayed }.count
-        var lines = ["summary: \(outcomes.count) played, \(outcomes.count - failed) ok, \(failed) failed, "
-                     + "\(log.lineCount) events printed in \(String(log.elapsed, decimals: 3)) s"]
+        var lines = [
+            "summary: \(outcomes.count) played, \(outcomes.count - failed) ok, \(failed) failed, "
+                + "\(log.lineCount) events printed in \(String(log.elapsed, decimals: 3)) s"
+        ]
         for (name, count) in log.counts.sorted(by: { $0.key < $1.key }) {
             lines.append("  \(name) \(count)")
         }

@@ -56,8 +56,9 @@ struct ProbeCommand {
             let isNetwork = input.contains("://") && !input.hasPrefix("file://")
             let status: ParsedStatus
             do {
-                status = try await media.parse(options: isNetwork ? .network : .local,
-                                               timeout: .milliseconds(Int64(options.timeout * 1000)))
+                status = try await media.parse(
+                    options: isNetwork ? .network : .local,
+                    timeout: .milliseconds(Int64(options.timeout * 1000)))
             } catch {
                 printError("media-events: \(input): \(error)")
                 failed = true
@@ -83,12 +84,15 @@ struct ProbeCommand {
     /// Opens `media` in a player until it plays, reads its titles and chapters, and stops.
     /// Media without titles (a WAV) give none.
     private static func titles(of media: VLCMedia, library: VLCLibrary, timeout: Double)
-        async -> [(title: TitleDescription, chapters: [ChapterDescription])] {
+        async -> [(title: TitleDescription, chapters: [ChapterDescription])]
+    {
         let player = VLCMediaPlayer(media: media, library: library)
         defer { player.stop() }
-        guard let event = try? await player.play(until: .playing, .endReached, .encounteredError,
-                                                 timeout: .milliseconds(Int64(timeout * 1000))),
-              event.kind == .playing
+        guard
+            let event = try? await player.play(
+                until: .playing, .endReached, .encounteredError,
+                timeout: .milliseconds(Int64(timeout * 1000))),
+            event.kind == .playing
         else { return [] }
         var titles: [(title: TitleDescription, chapters: [ChapterDescription])] = []
         for (index, title) in await player.titles().enumerated() {
@@ -111,7 +115,8 @@ struct ProbeCommand {
             if let name = entry.title.name { line += " \"\(name)\"" }
             lines.append(line)
             for (number, chapter) in entry.chapters.enumerated() {
-                var line = "  chapter:  #\(index).\(number) at \(Self.seconds(chapter.offset)) s for \(Self.seconds(chapter.duration)) s"
+                var line =
+                    "  chapter:  #\(index).\(number) at \(Self.seconds(chapter.offset)) s for \(Self.seconds(chapter.duration)) s"
                 if let name = chapter.name { line += " \"\(name)\"" }
                 lines.append(line)
             }
@@ -148,18 +153,31 @@ struct ProbeCommand {
             ("sub_items", .array(report.subItems.map { .string($0) })),
         ]
         if !report.titles.isEmpty {
-            fields.append(("titles", .array(report.titles.map { entry in
-                var title: [(String, JSONValue)] = []
-                if let name = entry.title.name { title.append(("name", .string(name))) }
-                title.append(("duration_ms", .int(entry.title.duration)))
-                title.append(("chapters", .array(entry.chapters.map { chapter in
-                    var fields: [(String, JSONValue)] = []
-                    if let name = chapter.name { fields.append(("name", .string(name))) }
-                    fields += [("offset_ms", .int(chapter.offset)), ("duration_ms", .int(chapter.duration))]
-                    return .object(fields)
-                })))
-                return .object(title)
-            })))
+            fields.append(
+                (
+                    "titles",
+                    .array(
+                        report.titles.map { entry in
+                            var title: [(String, JSONValue)] = []
+                            if let name = entry.title.name { title.append(("name", .string(name))) }
+                            title.append(("duration_ms", .int(entry.title.duration)))
+                            title.append(
+                                (
+                                    "chapters",
+                                    .array(
+                                        entry.chapters.map { chapter in
+                                            var fields: [(String, JSONValue)] = []
+                                            if let name = chapter.name { fields.append(("name", .string(name))) }
+                                            fields += [
+                                                ("offset_ms", .int(chapter.offset)),
+                                                ("duration_ms", .int(chapter.duration)),
+                                            ]
+                                            return .object(fields)
+                                        })
+                                ))
+                            return .object(title)
+                        })
+                ))
         }
         return JSON.line(fields)
     }

@@ -32,8 +32,12 @@ final class AudioOutputTests: XCTestCase {
     func testLog_whenAudioCannotBeOpened_saysSoOnceAndExitsZero() throws {
         let wav = try TestMedia.wav(seconds: 0.3)
         // Two media: the decoder gives up on each, the warning is still printed once.
-        let result = try runProgram("media-events", ["log", "--audio", "--json", "--no-progress", "--log-level", "error",
-                                                     wav.path, wav.path], timeout: 60)
+        let result = try runProgram(
+            "media-events",
+            [
+                "log", "--audio", "--json", "--no-progress", "--log-level", "error",
+                wav.path, wav.path,
+            ], timeout: 60)
         XCTAssertEqual(result.status, 0, "played, without sound: \(result.stderr)")
         let log = try audioLog(of: result)
         let lines = warnings(result, program: "media-events")
@@ -52,19 +56,25 @@ final class AudioOutputTests: XCTestCase {
     }
 
     func testLog_whenNoAudioOption_saysNothingOfAudio() throws {
-        let result = try runProgram("media-events", ["log", "--no-progress", try TestMedia.wav(seconds: 0.3).path],
-                                    timeout: 60)
+        let result = try runProgram(
+            "media-events", ["log", "--no-progress", try TestMedia.wav(seconds: 0.3).path],
+            timeout: 60)
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertEqual(result.stderr, "", "the dummy output always opens")
     }
 
     func testDaemon_whenAudioCannotBeOpened_saysSoOnce() throws {
         let wav = try TestMedia.wav(seconds: 0.3)
-        let probe = try runProgram("media-events", ["log", "--audio", "--json", "--no-progress", "--log-level", "error",
-                                                    wav.path], timeout: 60)
+        let probe = try runProgram(
+            "media-events",
+            [
+                "log", "--audio", "--json", "--no-progress", "--log-level", "error",
+                wav.path,
+            ], timeout: 60)
         let decoderGaveUp = try audioLog(of: probe).decoderGaveUp
-        let result = try runProgram("media-daemon", ["--exit-at-end", "--no-progress", "--audio", wav.path, wav.path],
-                                    timeout: 60)
+        let result = try runProgram(
+            "media-daemon", ["--exit-at-end", "--no-progress", "--audio", wav.path, wav.path],
+            timeout: 60)
         XCTAssertEqual(result.status, 0, result.stderr)
         let lines = warnings(result, program: "media-daemon")
         guard decoderGaveUp else {

@@ -15,8 +15,10 @@ final class ConventionTests: XCTestCase {
     }
 
     func testMediaEvents_whenCommandHelp_printsThatCommandsHelp() throws {
-        let cases = [("log", "--open-timeout SECONDS"), ("probe", "--timeout SECONDS"), ("events", "Lists the event names"),
-                     ("ctl", "--socket PATH")]
+        let cases = [
+            ("log", "--open-timeout SECONDS"), ("probe", "--timeout SECONDS"), ("events", "Lists the event names"),
+            ("ctl", "--socket PATH"),
+        ]
         for (command, option) in cases {
             let result = try runProgram("media-events", [command, "--help"], timeout: 30)
             XCTAssertEqual(result.status, 0, result.stderr)
@@ -41,17 +43,21 @@ final class ConventionTests: XCTestCase {
 
     /// A Matroska file with a video track and a tagged audio track (ffmpeg).
     private func taggedVideo() throws -> URL {
-        try TestMedia.ffmpeg(["-f", "lavfi", "-i", "testsrc=duration=1:size=160x120:rate=25",
-                              "-f", "lavfi", "-i", "sine=duration=1", "-c:v", "mpeg4", "-c:a", "libvorbis",
-                              "-metadata:s:a:0", "language=fra", "-metadata:s:a:0", "title=Commentary"],
-                             name: "tagged.mkv")
+        try TestMedia.ffmpeg(
+            [
+                "-f", "lavfi", "-i", "testsrc=duration=1:size=160x120:rate=25",
+                "-f", "lavfi", "-i", "sine=duration=1", "-c:v", "mpeg4", "-c:a", "libvorbis",
+                "-metadata:s:a:0", "language=fra", "-metadata:s:a:0", "title=Commentary",
+            ],
+            name: "tagged.mkv")
     }
 
     func testProbe_whenTracks_printsTrimmedCodecsTheirTagsAndLeavesUnknownFieldsOut() throws {
         let mp3 = try TestMedia.encoded(.mp3, seconds: 1)
         let video = try taggedVideo()
         let playlist = try TestMedia.m3u(entries: [mp3])
-        let result = try runProgram("media-events", ["probe", "--json", mp3.path, video.path, playlist.path], timeout: 60)
+        let result = try runProgram(
+            "media-events", ["probe", "--json", mp3.path, video.path, playlist.path], timeout: 60)
         XCTAssertEqual(result.status, 0, result.stderr)
         let reports = try result.jsonLines()
         XCTAssertEqual(reports.count, 3)
@@ -82,13 +88,17 @@ final class ConventionTests: XCTestCase {
         let logFile = try TestMedia.directory(name: "logs").appendingPathComponent("daemon.log")
         let wav = try TestMedia.wav(seconds: 0.2).path
         for _ in 0..<2 {
-            let result = try runProgram("media-daemon", ["--exit-at-end", "--no-progress", "--log", logFile.path, wav],
-                                        timeout: 30)
+            let result = try runProgram(
+                "media-daemon", ["--exit-at-end", "--no-progress", "--log", logFile.path, wav],
+                timeout: 30)
             XCTAssertEqual(result.status, 0, result.stderr)
         }
-        let lines = try String(contentsOf: logFile, encoding: .utf8).split(separator: "\n").map { try parseJSONObject(String($0)) }
+        let lines = try String(contentsOf: logFile, encoding: .utf8).split(separator: "\n").map {
+            try parseJSONObject(String($0))
+        }
         XCTAssertEqual(lines.filter { $0["event"] as? String == "Started" }.count, 2)
-        XCTAssertEqual(lines.compactMap { $0["seq"] as? Int }, Array(1...lines.count), "the second run goes on numbering")
+        XCTAssertEqual(
+            lines.compactMap { $0["seq"] as? Int }, Array(1...lines.count), "the second run goes on numbering")
         let stamp = try NSRegularExpression(pattern: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$"#)
         let now = Date()
         for line in lines {

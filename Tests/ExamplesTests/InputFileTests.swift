@@ -46,20 +46,26 @@ final class InputFileTests: XCTestCase {
     func testPrograms_whenPathIsNotUTF8_playTheFileItNames() throws {
         let directory = try nonUTF8NamedWAV()
         let url = directory.absoluteString + "bad%FF%FE.wav"
-        let log = try RunningProgram("media-events", [directory.path, "log", "--json", "--no-progress"],
-                                     shellScript: withRawName).finish(timeout: 60)
+        let log = try RunningProgram(
+            "media-events", [directory.path, "log", "--json", "--no-progress"],
+            shellScript: withRawName
+        ).finish(timeout: 60)
         XCTAssertEqual(log.status, 0, log.stderr)
         let lines = try log.jsonLines()
         XCTAssertEqual(lines.first { $0["event"] as? String == "MediaPlayerMediaChanged" }?["mrl"] as? String, url)
         XCTAssertTrue(lines.contains { $0["event"] as? String == "MediaPlayerEndReached" }, log.stdout)
 
-        let probe = try RunningProgram("media-events", [directory.path, "probe", "--json"],
-                                       shellScript: withRawName).finish(timeout: 60)
+        let probe = try RunningProgram(
+            "media-events", [directory.path, "probe", "--json"],
+            shellScript: withRawName
+        ).finish(timeout: 60)
         XCTAssertEqual(probe.status, 0, probe.stderr)
         XCTAssertEqual(try probe.jsonLines().first?["duration_ms"] as? Int, 300)
 
-        let daemon = try RunningProgram("media-daemon", [directory.path, "--exit-at-end", "--no-progress"],
-                                        shellScript: withRawName).finish(timeout: 60)
+        let daemon = try RunningProgram(
+            "media-daemon", [directory.path, "--exit-at-end", "--no-progress"],
+            shellScript: withRawName
+        ).finish(timeout: 60)
         XCTAssertEqual(daemon.status, 0, daemon.stderr)
         let ended = try daemon.jsonLines().first { $0["event"] as? String == "PlaylistEnded" }
         XCTAssertEqual(ended?["ended"] as? Int, 1, daemon.stdout)

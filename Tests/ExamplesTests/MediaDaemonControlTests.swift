@@ -6,18 +6,23 @@ import XCTest
 /// `media-events ctl`, systemd's notify socket.
 final class MediaDaemonControlTests: XCTestCase {
     override func tearDown() {
-        for directory in ControlClient.madeDirectories.withLock({ list in defer { list = [] }; return list }) {
+        for directory in ControlClient.madeDirectories.withLock({ list in
+            defer { list = [] }; return list
+        }) {
             try? FileManager.default.removeItem(atPath: directory)
         }
         super.tearDown()
     }
 
     /// A daemon playing `media` with `--control` on a fresh socket path.
-    private func startDaemon(_ media: [URL], _ options: [String] = ["--no-progress"],
-                             environment: [String: String] = [:]) throws -> (RunningProgram, String) {
+    private func startDaemon(
+        _ media: [URL], _ options: [String] = ["--no-progress"],
+        environment: [String: String] = [:]
+    ) throws -> (RunningProgram, String) {
         let path = try testSocketPath()
-        let daemon = try RunningProgram("media-daemon", ["--control", path] + options + media.map(\.path),
-                                        environment: environment)
+        let daemon = try RunningProgram(
+            "media-daemon", ["--control", path] + options + media.map(\.path),
+            environment: environment)
         return (daemon, path)
     }
 
@@ -34,8 +39,10 @@ final class MediaDaemonControlTests: XCTestCase {
     private func control(_ status: [String: Any]) -> [String: Any] { status["control"] as? [String: Any] ?? [:] }
 
     /// Ends the daemon with SIGTERM: it exits 0 and removes its socket file.
-    private func stop(_ daemon: RunningProgram, socket path: String, timeout: Double = 30,
-                      line: UInt = #line) throws -> ProgramResult {
+    private func stop(
+        _ daemon: RunningProgram, socket path: String, timeout: Double = 30,
+        line: UInt = #line
+    ) throws -> ProgramResult {
         daemon.send(SIGTERM)
         let result = try daemon.finish(timeout: timeout)
         XCTAssertEqual(result.status, 0, result.stderr, line: line)
@@ -51,11 +58,18 @@ final class MediaDaemonControlTests: XCTestCase {
         let third = try TestMedia.wav(seconds: 30, sampleRate: 8000, name: "third.wav")
         let (daemon, path) = try startDaemon([first, second])
         let client = try ControlClient(path: path)
-        let subscribed = try client.request("subscribe", ["events": ["MediaChanged", "MediaPlayerPlaying", "Paused",
-                                                                     "MediaPlayerStopped", "Loaded"]])
+        let subscribed = try client.request(
+            "subscribe",
+            [
+                "events": [
+                    "MediaChanged", "MediaPlayerPlaying", "Paused",
+                    "MediaPlayerStopped", "Loaded",
+                ]
+            ])
         ok(subscribed)
-        XCTAssertEqual((subscribed["events"] as? [String])?.sorted(),
-                       ["Loaded", "MediaPlayerMediaChanged", "MediaPlayerPaused", "MediaPlayerPlaying", "MediaPlayerStopped"])
+        XCTAssertEqual(
+            (subscribed["events"] as? [String])?.sorted(),
+            ["Loaded", "MediaPlayerMediaChanged", "MediaPlayerPaused", "MediaPlayerPlaying", "MediaPlayerStopped"])
         func waitFor(_ name: String, item: Int? = nil, entry: URL? = nil) -> [String: Any]? {
             client.waitForEvent(timeout: 30) { object in
                 eventName(object) == name && (item == nil || object["item"] as? Int == item)
@@ -152,7 +166,9 @@ final class MediaDaemonControlTests: XCTestCase {
         try client.sendRaw(String(repeating: "x", count: 100 * 1024) + "\n")
         let long = try parseJSONObject(try XCTUnwrap(client.nextLine(timeout: 30)))
         error(long, contains: "longer than 65536 bytes")
-        for _ in 0..<7 { try client.sendRaw(#"{"command":"status","padding":""# + String(repeating: "y", count: 10_000)) }
+        for _ in 0..<7 {
+            try client.sendRaw(#"{"command":"status","padding":""# + String(repeating: "y", count: 10_000))
+        }
         try client.sendRaw("\"}\n")
         error(try parseJSONObject(try XCTUnwrap(client.nextLine(timeout: 30))), contains: "longer than")
         ok(try client.request("status"), "the connection is kept after an oversized line")
@@ -240,7 +256,9 @@ final class MediaDaemonControlTests: XCTestCase {
                     }
                     // Two more ends after the commands: events keep coming to everyone.
                     var ends = 0
-                    while ends < 2, let event = client.waitForEvent(timeout: 60, { eventName($0) == "MediaPlayerEndReached" }) {
+                    while ends < 2,
+                        let event = client.waitForEvent(timeout: 60, { eventName($0) == "MediaPlayerEndReached" })
+                    {
                         _ = event
                         ends += 1
                     }
@@ -309,8 +327,9 @@ final class MediaDaemonControlTests: XCTestCase {
             if status["ended"] as? Int ?? 0 < ends + 2 { usleep(50_000) }
         } while status["ended"] as? Int ?? 0 < ends + 2 && Date() < later
         XCTAssertGreaterThanOrEqual(status["ended"] as? Int ?? 0, ends + 2, "\(status)")
-        XCTAssertGreaterThanOrEqual(watcher.events.dropFirst(seen).filter { $0.contains("MediaPlayerEndReached") }.count, 1,
-                                    "the watcher still gets its events")
+        XCTAssertGreaterThanOrEqual(
+            watcher.events.dropFirst(seen).filter { $0.contains("MediaPlayerEndReached") }.count, 1,
+            "the watcher still gets its events")
         XCTAssertEqual(control(status)["clients"] as? Int, 1, "only the watcher is left: \(status)")
         XCTAssertGreaterThan(control(status)["events_dropped"] as? Int ?? 0, 0, "\(status)")
         _ = try stop(daemon, socket: path)
@@ -339,7 +358,8 @@ final class MediaDaemonControlTests: XCTestCase {
         } while control(status)["clients"] as? Int != 1 && Date() < deadline
         XCTAssertEqual(control(status)["clients"] as? Int, 1, "the gone clients are forgotten: \(status)")
         ok(try client.request("subscribe", ["events": ["EndReached"]]))
-        XCTAssertNotNil(client.waitForEvent(timeout: 60) { eventName($0) == "MediaPlayerEndReached" }, "playback goes on")
+        XCTAssertNotNil(
+            client.waitForEvent(timeout: 60) { eventName($0) == "MediaPlayerEndReached" }, "playback goes on")
         let result = try stop(daemon, socket: path)
         XCTAssertEqual(result.stderr, "")
     }
@@ -373,8 +393,9 @@ final class MediaDaemonControlTests: XCTestCase {
             eventName($0) == "MediaPlayerBuffering" && ($0["seq"] as? Int).map { (first...last).contains($0) } == true
         }.count
         XCTAssertLessThan(buffering, loggedBuffering, "progress values were coalesced")
-        XCTAssertEqual(received.compactMap { $0["seq"] as? Int }, received.compactMap { $0["seq"] as? Int }.sorted(),
-                       "still in the log's order")
+        XCTAssertEqual(
+            received.compactMap { $0["seq"] as? Int }, received.compactMap { $0["seq"] as? Int }.sorted(),
+            "still in the log's order")
     }
 
     // MARK: The socket file
@@ -411,8 +432,9 @@ final class MediaDaemonControlTests: XCTestCase {
         XCTAssertTrue(refused.stderr.contains("exists and is not a socket"), refused.stderr)
         XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8), "keep me\n")
 
-        let tooLong = try runProgram("media-daemon", ["--control", "/tmp/" + String(repeating: "x", count: 120), media.path],
-                                     timeout: 30)
+        let tooLong = try runProgram(
+            "media-daemon", ["--control", "/tmp/" + String(repeating: "x", count: 120), media.path],
+            timeout: 30)
         XCTAssertEqual(tooLong.status, 2, tooLong.stderr)
     }
 
@@ -461,7 +483,8 @@ final class MediaDaemonControlTests: XCTestCase {
         ok(reply)
         XCTAssertEqual(reply["items"] as? Int, 2)
 
-        let watch = try RunningProgram("media-events", ["ctl", "--socket", path, "watch", "MediaChanged,ItemFailed,Exited"])
+        let watch = try RunningProgram(
+            "media-events", ["ctl", "--socket", path, "watch", "MediaChanged,ItemFailed,Exited"])
         // Once watch has subscribed, the daemon counts one subscriber.
         let probe = try ControlClient(path: path)
         let deadline = Date().addingTimeInterval(30)
@@ -476,10 +499,12 @@ final class MediaDaemonControlTests: XCTestCase {
         XCTAssertEqual(changedFields["entry"] as? String, second.path)
 
         let third = try TestMedia.wav(seconds: 30, sampleRate: 8000, name: "third.wav")
-        let loaded = try runProgram("media-events", ["ctl", "--socket", path, "load", "--append", third.path], timeout: 30)
+        let loaded = try runProgram(
+            "media-events", ["ctl", "--socket", path, "load", "--append", third.path], timeout: 30)
         XCTAssertEqual(loaded.status, 0, loaded.stderr)
         XCTAssertEqual(loaded.stdout, #"{"request_id":1,"ok":true,"items":3}"# + "\n")
-        let listed = try parseJSONObject(try runProgram("media-events", ["ctl", "--socket", path, "playlist"], timeout: 30).stdout)
+        let listed = try parseJSONObject(
+            try runProgram("media-events", ["ctl", "--socket", path, "playlist"], timeout: 30).stdout)
         XCTAssertEqual(listed["entries"] as? [String], [first.path, second.path, third.path])
 
         let bad = try runProgram("media-events", ["ctl", "--socket", path, "seek", "1.5"], timeout: 30)
@@ -498,7 +523,8 @@ final class MediaDaemonControlTests: XCTestCase {
         defer { close(silent) }
         XCTAssertEqual(withUnixAddress(silentPath) { bind(silent, $0, $1) }, 0)
         XCTAssertEqual(listen(silent, 4), 0)
-        let unanswered = try runProgram("media-events", ["ctl", "--socket", silentPath, "--timeout", "1", "status"], timeout: 30)
+        let unanswered = try runProgram(
+            "media-events", ["ctl", "--socket", silentPath, "--timeout", "1", "status"], timeout: 30)
         XCTAssertEqual(unanswered.status, 1)
         XCTAssertTrue(unanswered.stderr.contains("no reply within 1.0 s"), unanswered.stderr)
 
@@ -506,8 +532,9 @@ final class MediaDaemonControlTests: XCTestCase {
         let watched = try watch.finish(timeout: 30)
         XCTAssertEqual(watched.status, 0, "watch ends when the daemon exits: \(watched.stderr)")
         let lines = try watched.jsonLines()
-        XCTAssertEqual(lines.compactMap(eventName).filter { $0 != "MediaPlayerMediaChanged" }, ["Exited"],
-                       "only the events asked for: \(watched.stdout)")
+        XCTAssertEqual(
+            lines.compactMap(eventName).filter { $0 != "MediaPlayerMediaChanged" }, ["Exited"],
+            "only the events asked for: \(watched.stdout)")
     }
 
     func testHelp_whenControlAndCtl_describesThemAndTheirExitStatuses() throws {
@@ -519,8 +546,10 @@ final class MediaDaemonControlTests: XCTestCase {
         let overview = try runProgram("media-events", ["--help"], timeout: 30)
         XCTAssertTrue(overview.stdout.contains("media-events ctl --socket PATH COMMAND"), overview.stdout)
         let help = try runProgram("media-events", ["ctl", "--help"], timeout: 30)
-        for command in ["play", "pause", "resume", "stop", "next", "previous", "seek", "volume", "load", "playlist",
-                        "status", "watch", "Exit status: 0"] {
+        for command in [
+            "play", "pause", "resume", "stop", "next", "previous", "seek", "volume", "load", "playlist",
+            "status", "watch", "Exit status: 0",
+        ] {
             XCTAssertTrue(help.stdout.contains(command), "'\(command)' in:\n\(help.stdout)")
         }
         let noSocket = try runProgram("media-events", ["ctl", "status"], timeout: 30)
@@ -553,16 +582,18 @@ final class MediaDaemonControlTests: XCTestCase {
         }
         reader.start()
         let media = try TestMedia.wav(seconds: 30, sampleRate: 8000, name: "long.wav")
-        let daemon = try RunningProgram("media-daemon", ["--no-progress", media.path],
-                                        environment: ["NOTIFY_SOCKET": path, "WATCHDOG_USEC": "200000"])
+        let daemon = try RunningProgram(
+            "media-daemon", ["--no-progress", media.path],
+            environment: ["NOTIFY_SOCKET": path, "WATCHDOG_USEC": "200000"])
         func waitFor(_ predicate: ([String]) -> Bool) -> Bool {
             let deadline = Date().addingTimeInterval(30)
             while !messages.withLock({ predicate($0) }) && Date() < deadline { usleep(20_000) }
             return messages.withLock { predicate($0) }
         }
         XCTAssertTrue(waitFor { $0.contains("READY=1") }, "READY=1: \(messages.withLock { $0 })")
-        XCTAssertTrue(waitFor { $0.contains("STATUS=playing item 1 of 1: \(media.path)") },
-                      "STATUS per item: \(messages.withLock { $0 })")
+        XCTAssertTrue(
+            waitFor { $0.contains("STATUS=playing item 1 of 1: \(media.path)") },
+            "STATUS per item: \(messages.withLock { $0 })")
         XCTAssertTrue(waitFor { $0.filter { $0 == "WATCHDOG=1" }.count >= 3 }, "WATCHDOG=1 every 0.1 s")
         XCTAssertNotNil(daemon.stdoutLines.first { $0.contains(#""event":"Started""#) })
         daemon.send(SIGTERM)
@@ -574,8 +605,9 @@ final class MediaDaemonControlTests: XCTestCase {
         let stopping = try XCTUnwrap(all.firstIndex(of: "STOPPING=1"))
         XCTAssertLessThan(ready, stopping)
         XCTAssertEqual(all.filter { $0 == "READY=1" }.count, 1)
-        XCTAssertTrue(all.allSatisfy { ["READY=1", "STOPPING=1", "WATCHDOG=1"].contains($0) || $0.hasPrefix("STATUS=") },
-                      "\(all)")
+        XCTAssertTrue(
+            all.allSatisfy { ["READY=1", "STOPPING=1", "WATCHDOG=1"].contains($0) || $0.hasPrefix("STATUS=") },
+            "\(all)")
     }
 
     /// SIGTERM as soon as READY=1 arrives, as systemd may send it: never lost, however early
@@ -588,8 +620,9 @@ final class MediaDaemonControlTests: XCTestCase {
             let listener = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             defer { close(listener) }
             XCTAssertEqual(withUnixAddress(path) { bind(listener, $0, $1) }, 0)
-            let daemon = try RunningProgram("media-daemon", ["--no-progress", media.path],
-                                            environment: ["NOTIFY_SOCKET": path])
+            let daemon = try RunningProgram(
+                "media-daemon", ["--no-progress", media.path],
+                environment: ["NOTIFY_SOCKET": path])
             var buffer = [UInt8](repeating: 0, count: 4096)
             var ready = false
             let deadline = Date().addingTimeInterval(30)
@@ -621,8 +654,9 @@ final class MediaDaemonControlTests: XCTestCase {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
         }
         XCTAssertEqual(bound, 0, String(cString: strerror(errno)))
-        let daemon = try RunningProgram("media-daemon", ["--no-progress", try TestMedia.wav(seconds: 30, sampleRate: 8000).path],
-                                        environment: ["NOTIFY_SOCKET": "@" + name])
+        let daemon = try RunningProgram(
+            "media-daemon", ["--no-progress", try TestMedia.wav(seconds: 30, sampleRate: 8000).path],
+            environment: ["NOTIFY_SOCKET": "@" + name])
         var buffer = [UInt8](repeating: 0, count: 4096)
         var messages: [String] = []
         let deadline = Date().addingTimeInterval(30)

@@ -20,10 +20,12 @@ final class MediaDaemonTests: XCTestCase {
         let goodEnd = lines.first { $0["event"] as? String == "MediaPlayerEndReached" && $0["item"] as? Int == 5 }
         XCTAssertEqual(goodEnd?["entry"] as? String, good.absoluteString, "the good item is played to its end")
         let failures = lines.filter { $0["event"] as? String == "ItemFailed" }
-        XCTAssertEqual(failures.compactMap { $0["item"] as? Int }, [1, 2, 3, 4],
-                       "missing, empty, random bytes (no track) and the unknown scheme fail")
-        XCTAssertEqual(failures.compactMap { $0["error"] as? String },
-                       ["EncounteredError", "EncounteredError", "NoTracks", "EncounteredError"])
+        XCTAssertEqual(
+            failures.compactMap { $0["item"] as? Int }, [1, 2, 3, 4],
+            "missing, empty, random bytes (no track) and the unknown scheme fail")
+        XCTAssertEqual(
+            failures.compactMap { $0["error"] as? String },
+            ["EncounteredError", "EncounteredError", "NoTracks", "EncounteredError"])
         XCTAssertTrue(failures.allSatisfy { $0["message"] is String }, "\(failures)")
         // libvlc's own words, from the error messages logged on each item's input thread.
         let causes = failures.map { $0["cause"] as? String }
@@ -31,8 +33,9 @@ final class MediaDaemonTests: XCTestCase {
             XCTAssertTrue(causes[0]?.contains("No such file or directory") == true, "missing: \(failures[0])")
             XCTAssertTrue(causes[1]?.contains("cannot pre fill buffer") == true, "empty: \(failures[1])")
             XCTAssertNil(failures[2]["cause"], "NoTracks keeps the program's words, no key: \(failures[2])")
-            XCTAssertTrue(causes[3]?.contains("unable to open the MRL 'foo://nowhere/x.wav'") == true,
-                          "unknown scheme: \(failures[3])")
+            XCTAssertTrue(
+                causes[3]?.contains("unable to open the MRL 'foo://nowhere/x.wav'") == true,
+                "unknown scheme: \(failures[3])")
         }
         XCTAssertTrue(lines.allSatisfy { $0["source"] as? String != "libvlc" }, "no libvlc lines without --verbose")
         for changed in lines where changed["event"] as? String == "MediaPlayerMediaChanged" {
@@ -52,8 +55,9 @@ final class MediaDaemonTests: XCTestCase {
         let before = daemon.stdoutLines.count
         daemon.send(SIGHUP)
         XCTAssertNotNil(daemon.waitForLine(timeout: 30, after: before) { self.event($0) == "Reloaded" })
-        XCTAssertNotNil(daemon.waitForLine(timeout: 60, after: before) { self.event($0) == "PlaylistEnded" },
-                        "the reloaded playlist is played again")
+        XCTAssertNotNil(
+            daemon.waitForLine(timeout: 60, after: before) { self.event($0) == "PlaylistEnded" },
+            "the reloaded playlist is played again")
 
         daemon.send(SIGTERM)
         let result = try daemon.finish(timeout: 30)
@@ -62,13 +66,18 @@ final class MediaDaemonTests: XCTestCase {
         XCTAssertEqual(all.compactMap { $0["seq"] as? Int }, Array(1...all.count), "no line lost or torn")
         XCTAssertEqual(all.last?["event"] as? String, "Exited", "the log is complete")
         XCTAssertEqual(all.last?["stopped"] as? Bool, true)
-        XCTAssertEqual(all.filter { $0["event"] as? String == "MediaPlayerEndReached" && $0["item"] as? Int == 5 }.count, 2)
+        XCTAssertEqual(
+            all.filter { $0["event"] as? String == "MediaPlayerEndReached" && $0["item"] as? Int == 5 }.count, 2)
     }
 
     func testDaemon_whenSIGINTWhileLooping_exitsZeroWithItsLogFileComplete() throws {
         let logFile = try TestMedia.directory(name: "logs").appendingPathComponent("daemon.log")
-        let daemon = try RunningProgram("media-daemon", ["--loop", "--no-progress", "--log", logFile.path,
-                                                         try TestMedia.wav(seconds: 0.3).path])
+        let daemon = try RunningProgram(
+            "media-daemon",
+            [
+                "--loop", "--no-progress", "--log", logFile.path,
+                try TestMedia.wav(seconds: 0.3).path,
+            ])
         let deadline = Date().addingTimeInterval(60)
         var played = 0
         while played < 3 && Date() < deadline {
@@ -81,7 +90,9 @@ final class MediaDaemonTests: XCTestCase {
         let result = try daemon.finish(timeout: 30)
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertEqual(result.stdout, "", "with --log nothing goes to stdout")
-        let lines = try String(contentsOf: logFile, encoding: .utf8).split(separator: "\n").map { try parseJSONObject(String($0)) }
+        let lines = try String(contentsOf: logFile, encoding: .utf8).split(separator: "\n").map {
+            try parseJSONObject(String($0))
+        }
         XCTAssertEqual(lines.last?["event"] as? String, "Exited")
         XCTAssertEqual(lines.compactMap { $0["seq"] as? Int }, Array(1...lines.count))
     }
@@ -91,14 +102,19 @@ final class MediaDaemonTests: XCTestCase {
     func testDaemon_whenLoopingManyPlays_residentMemoryStaysFlat() throws {
         let plays = Int(ProcessInfo.processInfo.environment["MEDIAEVENTS_DAEMON_PLAYS"] ?? "") ?? 300
         let logFile = try TestMedia.directory(name: "soak-logs").appendingPathComponent("daemon.log")
-        let daemon = try RunningProgram("media-daemon", ["--loop", "--no-progress", "--log", logFile.path,
-                                                         try TestMedia.wav(seconds: 0.2).path])
+        let daemon = try RunningProgram(
+            "media-daemon",
+            [
+                "--loop", "--no-progress", "--log", logFile.path,
+                try TestMedia.wav(seconds: 0.2).path,
+            ])
         func endsSoFar() -> Int {
             let text = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
             return text.components(separatedBy: "MediaPlayerEndReached").count - 1
         }
         func residentBytes() -> Int {
-            let statm = (try? String(contentsOfFile: "/proc/\(daemon.process.processIdentifier)/statm", encoding: .utf8)) ?? ""
+            let statm =
+                (try? String(contentsOfFile: "/proc/\(daemon.process.processIdentifier)/statm", encoding: .utf8)) ?? ""
             let pages = Int(statm.split(separator: " ").dropFirst().first ?? "") ?? 0
             return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
         }
@@ -113,8 +129,10 @@ final class MediaDaemonTests: XCTestCase {
         XCTAssertTrue(waitForEnds(warmUp + plays, seconds: 240), "plays: \(endsSoFar())")
         let end = residentBytes()
         let growthMB = Double(end - warm) / 1_048_576
-        print(String(format: "daemon soak: %d plays after warm-up; RSS %.1f MB -> %.1f MB (%+.1f MB)",
-                     endsSoFar() - warmUp, Double(warm) / 1_048_576, Double(end) / 1_048_576, growthMB))
+        print(
+            String(
+                format: "daemon soak: %d plays after warm-up; RSS %.1f MB -> %.1f MB (%+.1f MB)",
+                endsSoFar() - warmUp, Double(warm) / 1_048_576, Double(end) / 1_048_576, growthMB))
         XCTAssertGreaterThan(warm, 0, "RSS readable")
         // Under AddressSanitizer (the daemon is built like this test) its quarantine keeps freed
         // memory, so resident memory says nothing about leaks there.
@@ -131,16 +149,21 @@ final class MediaDaemonTests: XCTestCase {
     func testDaemon_whenAnItemStalls_failsItAtTheOpenTimeoutAndPlaysTheNext() throws {
         let server = try StalledServer()
         let good = try TestMedia.wav(seconds: 0.3)
-        let daemon = try RunningProgram("media-daemon", ["--no-progress", "--exit-at-end", "--open-timeout", "2",
-                                                         server.url, good.path])
+        let daemon = try RunningProgram(
+            "media-daemon",
+            [
+                "--no-progress", "--exit-at-end", "--open-timeout", "2",
+                server.url, good.path,
+            ])
         let result = try daemon.finish(timeout: 30)
         XCTAssertEqual(result.status, 0, result.stderr)
         let lines = try result.jsonLines()
         let failed = lines.first { $0["event"] as? String == "ItemFailed" }
         XCTAssertEqual(failed?["item"] as? Int, 1)
         XCTAssertEqual(failed?["error"] as? String, "OpenTimeout")
-        XCTAssertTrue(lines.contains { $0["event"] as? String == "MediaPlayerEndReached" && $0["item"] as? Int == 2 },
-                      result.stdout)
+        XCTAssertTrue(
+            lines.contains { $0["event"] as? String == "MediaPlayerEndReached" && $0["item"] as? Int == 2 },
+            result.stdout)
         let ended = lines.first { $0["event"] as? String == "PlaylistEnded" }
         XCTAssertEqual(ended?["failed"] as? Int, 1)
         XCTAssertEqual(ended?["ended"] as? Int, 1)
@@ -161,7 +184,8 @@ final class MediaDaemonTests: XCTestCase {
         let result = try runProgram("media-daemon", ["--bogus"], timeout: 30)
         XCTAssertEqual(result.status, 2)
         XCTAssertEqual(result.stderrLines, ["media-daemon: unknown option --bogus; try 'media-daemon --help'"])
-        let missing = try runProgram("media-daemon", ["--playlist", try TestMedia.missing(name: "none.m3u").path], timeout: 30)
+        let missing = try runProgram(
+            "media-daemon", ["--playlist", try TestMedia.missing(name: "none.m3u").path], timeout: 30)
         XCTAssertEqual(missing.status, 1)
         XCTAssertTrue(missing.stderr.contains("cannot read the playlist"), missing.stderr)
     }

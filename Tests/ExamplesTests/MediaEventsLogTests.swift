@@ -4,8 +4,10 @@ import XCTest
 /// `media-events log` run as a user would: the built binary on generated media.
 final class MediaEventsLogTests: XCTestCase {
     /// The player's milestones, in the order libvlc sends them for a file that plays.
-    private let milestones = ["MediaPlayerMediaChanged", "MediaPlayerOpening", "MediaPlayerPlaying",
-                              "MediaPlayerEndReached", "MediaPlayerStopped"]
+    private let milestones = [
+        "MediaPlayerMediaChanged", "MediaPlayerOpening", "MediaPlayerPlaying",
+        "MediaPlayerEndReached", "MediaPlayerStopped",
+    ]
 
     func testLog_whenMediaOfSeveralFormats_printsJSONLinesInLibvlcOrder() throws {
         var inputs = [try TestMedia.wav(seconds: 0.5).path]
@@ -23,19 +25,22 @@ final class MediaEventsLogTests: XCTestCase {
         for line in lines {
             XCTAssertNotNil(line["source"] as? String)
             XCTAssertNotNil(line["event"] as? String)
-            XCTAssertFalse(["MediaPlayerTimeChanged", "MediaPlayerPositionChanged"].contains(line["event"] as? String),
-                           "--no-progress drops progress events")
+            XCTAssertFalse(
+                ["MediaPlayerTimeChanged", "MediaPlayerPositionChanged"].contains(line["event"] as? String),
+                "--no-progress drops progress events")
         }
         for (index, input) in inputs.enumerated() {
             let item = lines.filter { $0["item"] as? Int == index + 1 }
             let names = item.filter { $0["source"] as? String == "player" }.compactMap { $0["event"] as? String }
             XCTAssertEqual(names.filter(milestones.contains).firstOccurrences(), milestones, input)
-            XCTAssertTrue(item.contains { $0["event"] as? String == "MediaPlayerESAdded" && $0["type"] as? String == "audio" },
-                          "\(input): an audio track with its payload fields")
+            XCTAssertTrue(
+                item.contains { $0["event"] as? String == "MediaPlayerESAdded" && $0["type"] as? String == "audio" },
+                "\(input): an audio track with its payload fields")
             let changed = item.first { $0["event"] as? String == "MediaPlayerMediaChanged" }
             XCTAssertEqual(changed?["mrl"] as? String, URL(fileURLWithPath: input).absoluteString)
-            XCTAssertTrue(item.contains { $0["source"] as? String == "media" && $0["event"] as? String == "MediaStateChanged" },
-                          "\(input): the media's own events are logged too")
+            XCTAssertTrue(
+                item.contains { $0["source"] as? String == "media" && $0["event"] as? String == "MediaStateChanged" },
+                "\(input): the media's own events are logged too")
         }
         // Item 2 starts only after item 1 ended: the items do not interleave.
         let items = lines.compactMap { $0["item"] as? Int }
@@ -50,7 +55,9 @@ final class MediaEventsLogTests: XCTestCase {
             let lines = try result.jsonLines()
             let player = lines.filter { $0["source"] as? String == "player" }.compactMap { $0["event"] as? String }
             XCTAssertEqual(player.filter(milestones.contains).firstOccurrences(), milestones, mode)
-            let states = lines.filter { $0["event"] as? String == "MediaStateChanged" }.compactMap { $0["state"] as? String }
+            let states = lines.filter { $0["event"] as? String == "MediaStateChanged" }.compactMap {
+                $0["state"] as? String
+            }
             XCTAssertEqual(Array(states.prefix(3)), ["opening", "playing", "ended"], mode)
         }
     }
@@ -64,11 +71,16 @@ final class MediaEventsLogTests: XCTestCase {
 
     func testLog_whenOnlyAndSummary_printsTheChosenEventsAndCounts() throws {
         let wav = try TestMedia.wav(seconds: 0.5).path
-        let result = try runProgram("media-events", ["log", "--json", "--only", "Playing,MediaPlayerEndReached",
-                                                     "--summary", "--repeat", "2", wav])
+        let result = try runProgram(
+            "media-events",
+            [
+                "log", "--json", "--only", "Playing,MediaPlayerEndReached",
+                "--summary", "--repeat", "2", wav,
+            ])
         XCTAssertEqual(result.status, 0, result.stderr)
         let names = try result.jsonLines().compactMap { $0["event"] as? String }
-        XCTAssertEqual(names, ["MediaPlayerPlaying", "MediaPlayerEndReached", "MediaPlayerPlaying", "MediaPlayerEndReached"])
+        XCTAssertEqual(
+            names, ["MediaPlayerPlaying", "MediaPlayerEndReached", "MediaPlayerPlaying", "MediaPlayerEndReached"])
         XCTAssertTrue(result.stderr.contains("summary: 2 played, 2 ok, 0 failed"), result.stderr)
         XCTAssertTrue(result.stderr.contains("MediaPlayerEndReached 2"), result.stderr)
     }
@@ -98,8 +110,9 @@ final class MediaEventsLogTests: XCTestCase {
     func testLog_whenServerClosesMidStream_endsWithoutHanging() throws {
         let wav = try TestMedia.wav(seconds: 2)
         let server = try LocalHTTPServer(serving: wav, mode: .dieMidStream(afterBytes: 20_000))
-        let result = try runProgram("media-events", ["log", "--json", "--no-progress", server.url.absoluteString],
-                                    timeout: 60)
+        let result = try runProgram(
+            "media-events", ["log", "--json", "--no-progress", server.url.absoluteString],
+            timeout: 60)
         XCTAssertEqual(result.status, 0, result.stderr)
         let names = try result.jsonLines().compactMap { $0["event"] as? String }
         XCTAssertTrue(names.contains("MediaPlayerEndReached"), "\(names)")
@@ -119,7 +132,8 @@ final class MediaEventsLogTests: XCTestCase {
             XCTAssertEqual(result.status, 2, "\(arguments): \(result.stderr)")
             XCTAssertEqual(result.stderrLines.count, 1, "\(arguments): \(result.stderr)")
             XCTAssertTrue(result.stderr.hasPrefix("media-events: "), "\(arguments): \(result.stderr)")
-            XCTAssertTrue(result.stderr.hasSuffix("; try 'media-events \(command)--help'\n"), "\(arguments): \(result.stderr)")
+            XCTAssertTrue(
+                result.stderr.hasSuffix("; try 'media-events \(command)--help'\n"), "\(arguments): \(result.stderr)")
             XCTAssertEqual(result.stdout, "")
         }
     }

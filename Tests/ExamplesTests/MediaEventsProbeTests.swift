@@ -4,8 +4,10 @@ import XCTest
 /// `media-events probe` run as a user would.
 final class MediaEventsProbeTests: XCTestCase {
     func testProbe_whenM3U_listsItsSubItems() throws {
-        let entries = [try TestMedia.wav(seconds: 0.5, name: "one.wav"), try TestMedia.wav(seconds: 0.5, name: "two.wav"),
-                       try TestMedia.encoded(.ogg, seconds: 0.5)]
+        let entries = [
+            try TestMedia.wav(seconds: 0.5, name: "one.wav"), try TestMedia.wav(seconds: 0.5, name: "two.wav"),
+            try TestMedia.encoded(.ogg, seconds: 0.5),
+        ]
         let playlist = try TestMedia.m3u(entries: entries)
         let result = try runProgram("media-events", ["probe", "--json", playlist.path], timeout: 60)
         XCTAssertEqual(result.status, 0, result.stderr)
@@ -33,15 +35,17 @@ final class MediaEventsProbeTests: XCTestCase {
         XCTAssertEqual(track["width"] as? Int, 160)
         XCTAssertEqual(track["height"] as? Int, 120)
         XCTAssertEqual(track["frame_rate"] as? Double, 25)
-        XCTAssertTrue(result.stdout.contains("\"frame_rate\":25}") || result.stdout.contains("\"frame_rate\":25,"),
-                      "a whole rate prints as 25, not 25.0: \(result.stdout)")
+        XCTAssertTrue(
+            result.stdout.contains("\"frame_rate\":25}") || result.stdout.contains("\"frame_rate\":25,"),
+            "a whole rate prints as 25, not 25.0: \(result.stdout)")
 
         let text = try runProgram("media-events", ["probe", video.path], timeout: 60)
         XCTAssertTrue(text.stdout.contains(" 160x120 25 fps"), text.stdout)
 
         let ntsc = try TestMedia.h264(rate: "30000/1001", name: "ntsc.mp4")
-        let ntscTracks = try XCTUnwrap(try runProgram("media-events", ["probe", "--json", ntsc.path], timeout: 60)
-            .jsonLines().first?["tracks"] as? [[String: Any]])
+        let ntscTracks = try XCTUnwrap(
+            try runProgram("media-events", ["probe", "--json", ntsc.path], timeout: 60)
+                .jsonLines().first?["tracks"] as? [[String: Any]])
         XCTAssertEqual(ntscTracks.first?["frame_rate"] as? Double, 29.97, "30000/1001, short")
     }
 
@@ -69,7 +73,8 @@ final class MediaEventsProbeTests: XCTestCase {
     }
 
     func testProbe_whenAudio_leavesFrameRateOut() throws {
-        let result = try runProgram("media-events", ["probe", "--json", try TestMedia.wav(seconds: 0.5).path], timeout: 60)
+        let result = try runProgram(
+            "media-events", ["probe", "--json", try TestMedia.wav(seconds: 0.5).path], timeout: 60)
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertFalse(result.stdout.contains("frame_rate"), result.stdout)
     }

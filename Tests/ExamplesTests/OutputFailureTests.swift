@@ -16,7 +16,8 @@ final class OutputFailureTests: XCTestCase {
     }
 
     func testDaemon_whenOutputPipeClosedEarly_exits141Promptly() throws {
-        let (result, seconds) = try runClosingOutputEarly("media-daemon", ["--loop", try longWAV().path], afterLines: 3)
+        let (result, seconds) = try runClosingOutputEarly(
+            "media-daemon", ["--loop", try longWAV().path], afterLines: 3)
         XCTAssertEqual(result.status, 141, result.stderr)
         XCTAssertLessThan(seconds, 5)
     }
@@ -32,8 +33,9 @@ final class OutputFailureTests: XCTestCase {
             let full = try XCTUnwrap(FileHandle(forWritingAtPath: "/dev/full"))
             let result = try runProgram(program, arguments, timeout: 30, standardOutput: full)
             XCTAssertEqual(result.status, 1, "\(program) \(arguments): \(result.stderr)")
-            XCTAssertEqual(result.stderrLines, ["\(program): cannot write to standard output: No space left on device"],
-                           "\(program) \(arguments)")
+            XCTAssertEqual(
+                result.stderrLines, ["\(program): cannot write to standard output: No space left on device"],
+                "\(program) \(arguments)")
         }
         let daemon = try runProgram("media-daemon", ["--log", "/dev/full", wav], timeout: 30)
         XCTAssertEqual(daemon.status, 1, daemon.stderr)

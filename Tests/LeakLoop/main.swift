@@ -17,7 +17,9 @@ func writeWAV(to path: String) {
     u32(16); u16(1); u16(1); u32(rate); u32(rate * 2); u16(2); u16(16)
     bytes += Array("data".utf8); u32(frames * 2)
     for i in 0..<frames { withUnsafeBytes(of: Int16(sin(Double(i) * 0.3) * 8000).littleEndian) { bytes += $0 } }
-    guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else { fatalError("cannot write \(path)") }
+    guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
+        fatalError("cannot write \(path)")
+    }
 }
 
 final class Counter: Sendable {
@@ -48,9 +50,10 @@ do {
         do {
             let media = VLCMedia(path: path, library: library, configuration: configuration)
             let player = VLCMediaPlayer(media: media, library: library, configuration: configuration)
-            tokens.append(player.observe(.endReached, .encounteredError, onCompletion: { completions.increment() }) { _ in
-                ended.signal()
-            })
+            tokens.append(
+                player.observe(.endReached, .encounteredError, onCompletion: { completions.increment() }) { _ in
+                    ended.signal()
+                })
             tokens.append(media.observe(onCompletion: { completions.increment() }) { _ in })
             player.observe(.timeChanged) { _ in }.cancel()
             media.setMeta(.title, "iteration \(i)")

@@ -19,11 +19,12 @@ final class BadInputTests: XCTestCase {
             token.cancel()
         }
         let first = log.events.first { $0.kind == .encounteredError || $0.kind == .endReached }
-        let result: Outcome = switch first?.kind {
-        case .encounteredError: .encounteredError
-        case .endReached: .endReached
-        default: .none
-        }
+        let result: Outcome =
+            switch first?.kind {
+            case .encounteredError: .encounteredError
+            case .endReached: .endReached
+            default: .none
+            }
         return (result, log.names.filter { !$0.hasSuffix("TimeChanged") && !$0.hasSuffix("PositionChanged") })
     }
 
@@ -117,7 +118,8 @@ final class BadInputTests: XCTestCase {
         let log = EventLog<MediaPlayerEvent>()
         let completions = Counter()
         runWithDeadline(40, "player released while playing") {
-            var player: VLCMediaPlayer? = VLCMediaPlayer(media: makeMedia(SharedMedia.twoSecondWAV), library: TestLibrary.shared)
+            var player: VLCMediaPlayer? = VLCMediaPlayer(
+                media: makeMedia(SharedMedia.twoSecondWAV), library: TestLibrary.shared)
             let weakPlayer = WeakBox(player!)
             let token = player!.observe(onCompletion: { completions.increment() }) { log.record($0) }
             player!.play()

@@ -31,8 +31,9 @@ final class ConfigurationTests: XCTestCase {
         let offLibVLC = Counter()
         let testThread = currentThreadID()
         runWithDeadline(30, "play") {
-            let player = VLCMediaPlayer(media: makeMedia(SharedMedia.shortWAV), library: TestLibrary.shared,
-                                        configuration: EventsDefaultConfiguration())
+            let player = VLCMediaPlayer(
+                media: makeMedia(SharedMedia.shortWAV), library: TestLibrary.shared,
+                configuration: EventsDefaultConfiguration())
             let token = player.observe(.playing, .endReached) { event in
                 if Thread.isMainThread || ServiceQueues.isOnReleaseQueue { offLibVLC.increment() }
                 log.record(event)
@@ -50,8 +51,9 @@ final class ConfigurationTests: XCTestCase {
         let log = EventLog<MediaEvent>()
         let offQueue = Counter()
         runWithDeadline(20, "setMeta") {
-            let media = makeMedia(SharedMedia.shortWAV,
-                                  configuration: EventsQueueConfiguration(queue: marked.queue, isAsync: false))
+            let media = makeMedia(
+                SharedMedia.shortWAV,
+                configuration: EventsQueueConfiguration(queue: marked.queue, isAsync: false))
             let token = media.observe(.metaChanged) { event in
                 if !marked.isCurrent { offQueue.increment() }
                 log.record(event)
@@ -71,8 +73,9 @@ final class ConfigurationTests: XCTestCase {
         let offQueue = Counter()
         let gate = DispatchSemaphore(value: 0)
         runWithDeadline(20, "setMeta while the queue is blocked") {
-            let media = makeMedia(SharedMedia.shortWAV,
-                                  configuration: EventsQueueConfiguration(queue: marked.queue, isAsync: true))
+            let media = makeMedia(
+                SharedMedia.shortWAV,
+                configuration: EventsQueueConfiguration(queue: marked.queue, isAsync: true))
             let token = media.observe(.metaChanged) { event in
                 if !marked.isCurrent { offQueue.increment() }
                 log.record(event)
@@ -118,12 +121,14 @@ final class ConfigurationTests: XCTestCase {
         startThreads(count: 8, name: "shared-config") { index in
             for round in 0..<2_000 {
                 if (index + round) % 2 == 0 {
-                    VLCLibrary.sharedEventsConfiguration = round % 3 == 0
+                    VLCLibrary.sharedEventsConfiguration =
+                        round % 3 == 0
                         ? EventsQueueConfiguration(queue: queueA, isAsync: true) : EventsDefaultConfiguration()
                 } else {
                     let configuration = VLCLibrary.sharedEventsConfiguration
                     // Every value ever stored is one of these two: a torn read would show otherwise.
-                    let valid = (configuration.dispatchQueue == nil && !configuration.isAsync)
+                    let valid =
+                        (configuration.dispatchQueue == nil && !configuration.isAsync)
                         || (configuration.dispatchQueue === queueA && configuration.isAsync)
                     if !valid { bad.increment() }
                 }
@@ -157,7 +162,8 @@ final class ConfigurationTests: XCTestCase {
         let shared = MarkedQueue(label: "test.shared.global")
         let own = MarkedQueue(label: "test.shared.own")
         VLCLibrary.sharedEventsConfiguration = EventsQueueConfiguration(queue: shared.queue, isAsync: false)
-        let media = makeMedia(SharedMedia.shortWAV, configuration: EventsQueueConfiguration(queue: own.queue, isAsync: false))
+        let media = makeMedia(
+            SharedMedia.shortWAV, configuration: EventsQueueConfiguration(queue: own.queue, isAsync: false))
         let player = VLCMediaPlayer(library: TestLibrary.shared, configuration: EventsDefaultConfiguration())
         XCTAssertNil(player.configuration.dispatchQueue)
         let where_ = Recorder<String>()

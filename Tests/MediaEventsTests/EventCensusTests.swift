@@ -53,7 +53,8 @@ final class EventCensusTests: XCTestCase {
                     XCTAssertTrue(playerLog.wait(for: .endReached, timeout: 20), "\(mode): \(playerLog.names)")
                     await player.stopAndWait()
                     // A failure: a missing file.
-                    player.media = VLCMedia(path: try TestMedia.missing().path, library: library, configuration: configuration)
+                    player.media = VLCMedia(
+                        path: try TestMedia.missing().path, library: library, configuration: configuration)
                     let failed = try await player.playToEnd(timeout: .seconds(20))
                     XCTAssertEqual(failed.kind, .encounteredError, "\(mode)")
                     await player.stopAndWait()
@@ -97,7 +98,8 @@ final class EventCensusTests: XCTestCase {
                 counts["sub-items " + kind.name] = listLog.count(of: kind)
                 XCTAssertGreaterThan(listLog.count(of: kind), 0, "\(mode): the sub-item list's \(kind.name) never seen")
             }
-            report.append("\(mode): " + counts.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
+            report.append(
+                "\(mode): " + counts.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
         }
         print("Event census:\n" + report.joined(separator: "\n"))
     }

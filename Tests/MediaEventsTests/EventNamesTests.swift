@@ -19,7 +19,8 @@ final class EventNamesTests: XCTestCase {
             XCTAssertEqual(kind.name, name, file: file, line: line)
             let libvlcName = String(cString: libvlc_event_type_name(Int32(native.rawValue)))
             if Self.unnamedByLibvlc.contains(name) {
-                XCTAssertEqual(libvlcName, "Unknown Event", "libvlc 3.0 has no name for \(name)", file: file, line: line)
+                XCTAssertEqual(
+                    libvlcName, "Unknown Event", "libvlc 3.0 has no name for \(name)", file: file, line: line)
             } else {
                 XCTAssertEqual(libvlcName, name, "libvlc spells \(name) so", file: file, line: line)
             }
@@ -91,8 +92,10 @@ final class EventNamesTests: XCTestCase {
             (.ended, libvlc_MediaDiscovererEnded, "MediaDiscovererEnded"),
         ])
         assertKinds([
-            (RendererDiscovererEvent.Kind.itemAdded, libvlc_RendererDiscovererItemAdded,
-             "RendererDiscovererItemAdded"),
+            (
+                RendererDiscovererEvent.Kind.itemAdded, libvlc_RendererDiscovererItemAdded,
+                "RendererDiscovererItemAdded"
+            ),
             (.itemDeleted, libvlc_RendererDiscovererItemDeleted, "RendererDiscovererItemDeleted"),
         ])
     }

@@ -160,7 +160,9 @@ final class EventStreamStateMachineTests: XCTestCase {
         var machine = Machine(policy: .default)
         _ = machine.receive(.state(1))
         _ = machine.sourceFinished()
-        guard case .end(nil, false, let discarded) = machine.cancel() else { return XCTFail("cancel ends a draining stream") }
+        guard case .end(nil, false, let discarded) = machine.cancel() else {
+            return XCTFail("cancel ends a draining stream")
+        }
         XCTAssertEqual(discarded, [.state(1)])
     }
 
@@ -200,11 +202,12 @@ final class EventStreamStateMachineTests: XCTestCase {
                     if case .deliver(let event) = machine.next() { taken.append(event) }
                     if !model.isEmpty { expected.append(model.removeFirst()) }
                 default:
-                    let event: FakeEvent = switch generator.next() % 3 {
-                    case 0: .state(n)
-                    case 1: .time(n)
-                    default: .volume(n)
-                    }
+                    let event: FakeEvent =
+                        switch generator.next() % 3 {
+                        case 0: .state(n)
+                        case 1: .time(n)
+                        default: .volume(n)
+                        }
                     _ = machine.receive(event)
                     if event.kind.isProgress { model.removeAll { $0.kind == event.kind } }
                     model.append(event)

@@ -13,9 +13,11 @@ final class EventStreamTests: XCTestCase {
     /// Makes libvlc's audio output take real time (the dummy output plays as fast as the
     /// input decodes, so a short WAV ends in milliseconds and sends no TimeChanged).
     private func paceAudio(of player: VLCMediaPlayer, sampleRate: Int32 = 22050) {
-        libvlc_audio_set_callbacks(player.native.raw, { _, _, count, _ in
-            usleep(useconds_t(UInt64(count) * 1_000_000 / 22050))
-        }, nil, nil, nil, nil, nil)
+        libvlc_audio_set_callbacks(
+            player.native.raw,
+            { _, _, count, _ in
+                usleep(useconds_t(UInt64(count) * 1_000_000 / 22050))
+            }, nil, nil, nil, nil, nil)
         libvlc_audio_set_format(player.native.raw, "S16N", UInt32(sampleRate), 1)
     }
 
@@ -38,7 +40,7 @@ final class EventStreamTests: XCTestCase {
             for await event in stream {
                 seen.append(event)
                 if event.kind == .endReached { break }
-                try await Task.sleep(for: .milliseconds(60))   // far slower than progress events
+                try await Task.sleep(for: .milliseconds(60))  // far slower than progress events
             }
             return seen
         }
@@ -170,12 +172,13 @@ final class EventStreamTests: XCTestCase {
             }
             var random = SplitMix64(seed: UInt64(index))
             for iteration in 0..<iterations {
-                let policy: EventBufferingPolicy = switch random.next() % 4 {
-                case 0: .default
-                case 1: .unbounded
-                case 2: .keepNewest(2)
-                default: .keepOldest(1)
-                }
+                let policy: EventBufferingPolicy =
+                    switch random.next() % 4 {
+                    case 0: .default
+                    case 1: .unbounded
+                    case 2: .keepNewest(2)
+                    default: .keepOldest(1)
+                    }
                 let stream = player.events(buffering: policy)
                 let done = DispatchSemaphore(value: 0)
                 switch (index + iteration) % 4 {
@@ -194,7 +197,7 @@ final class EventStreamTests: XCTestCase {
                         done.signal()
                     }
                 case 2:
-                    done.signal()   // dropped without iterating
+                    done.signal()  // dropped without iterating
                 default:
                     Task {
                         for await _ in stream { delivered.increment() }
@@ -210,13 +213,16 @@ final class EventStreamTests: XCTestCase {
         XCTAssertTrue(ok)
         XCTAssertEqual(unfinished.count, 0, "every stream must end")
         XCTAssertGreaterThan(delivered.count, 0)
-        XCTAssertTrue(waitUntil(20) { player.eventHub.sinkCount == 0 },
-                      "every stream must leave the player's subscribers (left: \(player.eventHub.sinkCount))")
+        XCTAssertTrue(
+            waitUntil(20) { player.eventHub.sinkCount == 0 },
+            "every stream must leave the player's subscribers (left: \(player.eventHub.sinkCount))")
         player.stop()
     }
 
-    private func pollUntil(_ seconds: Double, _ what: String, file: StaticString = #filePath, line: UInt = #line,
-                           _ condition: @Sendable () -> Bool) async throws {
+    private func pollUntil(
+        _ seconds: Double, _ what: String, file: StaticString = #filePath, line: UInt = #line,
+        _ condition: @Sendable () -> Bool
+    ) async throws {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while !condition() {
             if ContinuousClock.now > deadline {

@@ -54,8 +54,9 @@ final class EventsHandlerPayloadTests: XCTestCase {
         let marked = MarkedQueue(label: "test.payload.async")
         let deinits = Recorder<Bool>()
         var target: Target? = Target(id: 42) { deinits.record($0) }
-        let handler = EventsHandler(object: target!,
-                                    configuration: EventsQueueConfiguration(queue: marked.queue, isAsync: true))
+        let handler = EventsHandler(
+            object: target!,
+            configuration: EventsQueueConfiguration(queue: marked.queue, isAsync: true))
         let gate = DispatchSemaphore(value: 0)
         marked.queue.async { gate.wait() }
         let seen = Recorder<String>()

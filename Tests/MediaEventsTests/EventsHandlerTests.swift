@@ -47,8 +47,9 @@ final class EventsHandlerTests: XCTestCase {
         let marked = MarkedQueue(label: "test.async.keepalive")
         let deinits = Recorder<DeinitRecord>()
         var probe: Probe? = Probe(id: 42) { deinits.record(DeinitRecord(thread: $0, onReleaseQueue: $1)) }
-        let handler = EventsHandler(object: probe!,
-                                    configuration: EventsQueueConfiguration(queue: marked.queue, isAsync: true))
+        let handler = EventsHandler(
+            object: probe!,
+            configuration: EventsQueueConfiguration(queue: marked.queue, isAsync: true))
         let gate = DispatchSemaphore(value: 0)
         marked.queue.async { gate.wait() }  // hold the queue so the delivery stays queued
         let seen = Recorder<Int>()
@@ -77,7 +78,8 @@ final class EventsHandlerTests: XCTestCase {
             for round in 0..<50 {
                 let (configuration, _) = mode.make()
                 let deinits = Recorder<DeinitRecord>()
-                let holder = Box<Probe>(Probe(id: round) { deinits.record(DeinitRecord(thread: $0, onReleaseQueue: $1)) })
+                let holder = Box<Probe>(
+                    Probe(id: round) { deinits.record(DeinitRecord(thread: $0, onReleaseQueue: $1)) })
                 let handler = EventsHandler(object: holder.current!, configuration: configuration)
                 let caller = Recorder<UInt>()
                 let bodyRan = Counter()
@@ -126,8 +128,9 @@ final class EventsHandlerTests: XCTestCase {
         let target = MarkedQueue(label: "test.sync.target")
         let child = MarkedQueue(label: "test.sync.child", target: target.queue)
         let probe = Probe()
-        let handler = EventsHandler(object: probe,
-                                    configuration: EventsQueueConfiguration(queue: target.queue, isAsync: false))
+        let handler = EventsHandler(
+            object: probe,
+            configuration: EventsQueueConfiguration(queue: target.queue, isAsync: false))
         let ran = Counter()
         runWithDeadline(20, "sync from a child queue") {
             child.queue.sync { handler.handleEvent { _ in ran.increment() } }
@@ -139,8 +142,9 @@ final class EventsHandlerTests: XCTestCase {
     func testHandleEvent_whenSyncFromAnotherThread_runsOnTheQueueBeforeReturning() {
         let marked = MarkedQueue(label: "test.sync.other")
         let probe = Probe()
-        let handler = EventsHandler(object: probe,
-                                    configuration: EventsQueueConfiguration(queue: marked.queue, isAsync: false))
+        let handler = EventsHandler(
+            object: probe,
+            configuration: EventsQueueConfiguration(queue: marked.queue, isAsync: false))
         let order = Recorder<String>()
         runWithDeadline(20, "sync delivery") {
             handler.handleEvent { _ in order.record(marked.isCurrent ? "on queue" : "off queue") }
@@ -153,8 +157,9 @@ final class EventsHandlerTests: XCTestCase {
     func testHandleEvent_whenAsync_preservesOrder() {
         let marked = MarkedQueue(label: "test.async.order")
         let probe = Probe()
-        let handler = EventsHandler(object: probe,
-                                    configuration: EventsQueueConfiguration(queue: marked.queue, isAsync: true))
+        let handler = EventsHandler(
+            object: probe,
+            configuration: EventsQueueConfiguration(queue: marked.queue, isAsync: true))
         let seen = Recorder<Int>()
         let offQueue = Counter()
         let total = 20_000

@@ -57,7 +57,8 @@ final class FailureCauseTests: XCTestCase {
             case .unsupportedScheme:
                 return has(mrl) && !has("cannot open file") && !has("cannot connect") ? nil : "\(texts)"
             case .corrupt:
-                return has("An error occurred during wav demuxing") && has("Could not open \(url.path)") ? nil : "\(texts)"
+                return has("An error occurred during wav demuxing") && has("Could not open \(url.path)")
+                    ? nil : "\(texts)"
             }
         }
     }
@@ -81,11 +82,14 @@ final class FailureCauseTests: XCTestCase {
     }
 
     /// Plays `input` on a player of its own with a recorder and returns how it ended.
-    static func run(_ input: Input, marker: String, library: VLCLibrary,
-                    configuration: (any EventsConfiguring)? = nil) throws -> Outcome {
+    static func run(
+        _ input: Input, marker: String, library: VLCLibrary,
+        configuration: (any EventsConfiguring)? = nil
+    ) throws -> Outcome {
         let url = try input.make(marker: marker)
-        let player = VLCMediaPlayer(media: VLCMedia(url: url, library: library), library: library,
-                                    configuration: configuration)
+        let player = VLCMediaPlayer(
+            media: VLCMedia(url: url, library: library), library: library,
+            configuration: configuration)
         let recorder = FailureCauseRecorder(player: player)
         let ends = Recorder<PlaybackEnd>()
         let subscription = recorder.observe { ends.record($0) }
@@ -134,7 +138,8 @@ final class FailureCauseTests: XCTestCase {
         let library = try VLCLibrary()
         var solo: [Input: Int] = [:]
         for input in Input.allCases {
-            solo[input] = try Self.run(input, marker: "alone\(input.rawValue)m", library: library).end?.cause?.errors.count ?? 0
+            solo[input] =
+                try Self.run(input, marker: "alone\(input.rawValue)m", library: library).end?.cause?.errors.count ?? 0
         }
         let soloCounts = solo
         for round in 0..<12 {
@@ -152,8 +157,9 @@ final class FailureCauseTests: XCTestCase {
             XCTAssertEqual(outcomes.count, 8)
             verify(outcomes.values)
             for outcome in outcomes.values {
-                XCTAssertEqual(outcome.end?.cause?.errors.count ?? 0, soloCounts[outcome.input],
-                               "round \(round) \(outcome.input): \(outcome.end?.cause?.errors.map(\.text) ?? [])")
+                XCTAssertEqual(
+                    outcome.end?.cause?.errors.count ?? 0, soloCounts[outcome.input],
+                    "round \(round) \(outcome.input): \(outcome.end?.cause?.errors.map(\.text) ?? [])")
             }
         }
     }
@@ -163,8 +169,9 @@ final class FailureCauseTests: XCTestCase {
         for mode in [DispatchMode.queueSync, .queueAsync] {
             let (configuration, queue) = mode.make(label: "test.causes")
             let url = try TestMedia.missing(name: "queued-\(mode).wav")
-            let player = VLCMediaPlayer(media: VLCMedia(url: url, library: library), library: library,
-                                        configuration: configuration)
+            let player = VLCMediaPlayer(
+                media: VLCMedia(url: url, library: library), library: library,
+                configuration: configuration)
             let recorder = FailureCauseRecorder(player: player)
             let onQueue = Recorder<Bool>()
             let ends = Recorder<PlaybackEnd>()

@@ -78,10 +78,13 @@ final class FidelityTests: XCTestCase {
     /// track selection, a chapter jump, a snapshot, volume, mute and device.
     func testFidelity_whenPlayingMovieWithPlayerCalls_matchesRawListener() throws {
         let snapshots = try TestMedia.directory(name: "fidelity-snapshots")
-        let expected = [libvlc_MediaPlayerVout, libvlc_MediaPlayerESSelected, libvlc_MediaPlayerChapterChanged,
-                        libvlc_MediaPlayerTitleChanged, libvlc_MediaPlayerSnapshotTaken, libvlc_MediaPlayerAudioVolume,
-                        libvlc_MediaPlayerMuted, libvlc_MediaPlayerUnmuted, libvlc_MediaPlayerAudioDevice]
-        try assertFidelity(SharedMedia.shortMovie, label: "movie", library: TestLibrary.withMixer, expecting: expected) {
+        let expected = [
+            libvlc_MediaPlayerVout, libvlc_MediaPlayerESSelected, libvlc_MediaPlayerChapterChanged,
+            libvlc_MediaPlayerTitleChanged, libvlc_MediaPlayerSnapshotTaken, libvlc_MediaPlayerAudioVolume,
+            libvlc_MediaPlayerMuted, libvlc_MediaPlayerUnmuted, libvlc_MediaPlayerAudioDevice,
+        ]
+        try assertFidelity(SharedMedia.shortMovie, label: "movie", library: TestLibrary.withMixer, expecting: expected)
+        {
             player, mode, raw in
             // A snapshot needs the video output, and a volume the audio output.
             XCTAssertTrue(raw.wait(for: libvlc_MediaPlayerVout, timeout: 10), "movie/\(mode): no Vout")
@@ -103,10 +106,12 @@ final class FidelityTests: XCTestCase {
         }
     }
 
-    private func assertFidelity(_ url: URL, label: String, library: VLCLibrary = TestLibrary.shared,
-                                expecting expected: [libvlc_event_e] = [],
-                                file: StaticString = #filePath, line: UInt = #line,
-                                whilePlaying calls: (@Sendable (VLCMediaPlayer, DispatchMode, RawEventRecorder) -> Void)? = nil) throws {
+    private func assertFidelity(
+        _ url: URL, label: String, library: VLCLibrary = TestLibrary.shared,
+        expecting expected: [libvlc_event_e] = [],
+        file: StaticString = #filePath, line: UInt = #line,
+        whilePlaying calls: (@Sendable (VLCMediaPlayer, DispatchMode, RawEventRecorder) -> Void)? = nil
+    ) throws {
         for mode in DispatchMode.allCases {
             let (configuration, _) = mode.make()
             let raw = RawEventRecorder()
@@ -119,19 +124,23 @@ final class FidelityTests: XCTestCase {
                 // calls both from the same libvlc_event_send, one after the other.
                 let playerToken = player.observe { playerEvents.record(Flat($0)) }
                 let mediaToken = media.observe { mediaEvents.record(Flat($0)) }
-                raw.attach(libvlc_media_player_event_manager(player.native.raw), tag: 1,
-                           types: RawEventRecorder.playerEventTypes)
-                raw.attach(libvlc_media_event_manager(media.native.raw), tag: 2,
-                           types: RawEventRecorder.mediaEventTypes)
+                raw.attach(
+                    libvlc_media_player_event_manager(player.native.raw), tag: 1,
+                    types: RawEventRecorder.playerEventTypes)
+                raw.attach(
+                    libvlc_media_event_manager(media.native.raw), tag: 2,
+                    types: RawEventRecorder.mediaEventTypes)
                 player.media = media
                 player.play()
                 if let calls {
-                    XCTAssertTrue(raw.wait(for: libvlc_MediaPlayerPlaying, timeout: 30), "\(label)/\(mode): \(raw.names)",
-                                  file: file, line: line)
+                    XCTAssertTrue(
+                        raw.wait(for: libvlc_MediaPlayerPlaying, timeout: 30), "\(label)/\(mode): \(raw.names)",
+                        file: file, line: line)
                     calls(player, mode, raw)
                 }
-                XCTAssertTrue(raw.wait(for: libvlc_MediaPlayerEndReached, timeout: 30), "\(label)/\(mode): \(raw.names)",
-                              file: file, line: line)
+                XCTAssertTrue(
+                    raw.wait(for: libvlc_MediaPlayerEndReached, timeout: 30), "\(label)/\(mode): \(raw.names)",
+                    file: file, line: line)
                 let stopped = DispatchSemaphore(value: 0)
                 Task {
                     await player.stopAndWait()
@@ -152,14 +161,17 @@ final class FidelityTests: XCTestCase {
             let rawMedia = raw.events.filter { $0.sourceTag == 2 }.map(Flat.init)
             XCTAssertGreaterThan(rawPlayer.count, 5, "\(label)/\(mode): \(rawPlayer)", file: file, line: line)
             for type in expected {
-                XCTAssertTrue(rawPlayer.contains { $0.type == Int32(bitPattern: type.rawValue) },
-                              "\(label)/\(mode): no \(RawEventRecorder.name(of: Int32(bitPattern: type.rawValue)))",
-                              file: file, line: line)
+                XCTAssertTrue(
+                    rawPlayer.contains { $0.type == Int32(bitPattern: type.rawValue) },
+                    "\(label)/\(mode): no \(RawEventRecorder.name(of: Int32(bitPattern: type.rawValue)))",
+                    file: file, line: line)
             }
-            XCTAssertEqual(playerEvents.values, rawPlayer, "\(label)/\(mode): player events differ",
-                           file: file, line: line)
-            XCTAssertEqual(mediaEvents.values, rawMedia, "\(label)/\(mode): media events differ",
-                           file: file, line: line)
+            XCTAssertEqual(
+                playerEvents.values, rawPlayer, "\(label)/\(mode): player events differ",
+                file: file, line: line)
+            XCTAssertEqual(
+                mediaEvents.values, rawMedia, "\(label)/\(mode): media events differ",
+                file: file, line: line)
         }
     }
 }

@@ -42,7 +42,8 @@ final class LogTests: XCTestCase {
         XCTAssertEqual(error.file, "access/file.c")
         XCTAssertNotNil(error.line)
         XCTAssertNotEqual(error.threadID, 0)
-        XCTAssertTrue(messages.values.allSatisfy { $0.level == .error }, "minimumLevel .error delivered \(messages.values)")
+        XCTAssertTrue(
+            messages.values.allSatisfy { $0.level == .error }, "minimumLevel .error delivered \(messages.values)")
         subscription.cancel()
     }
 
@@ -73,8 +74,9 @@ final class LogTests: XCTestCase {
             if stream.statistics.pending == 0 { break }
         }
         let streamedErrors = streamed.filter { $0.level == .error }.map(\.text)
-        XCTAssertEqual(Array(streamedErrors.prefix(errors.count)), errors.values.map(\.text),
-                       "errors are lossless and in order")
+        XCTAssertEqual(
+            Array(streamedErrors.prefix(errors.count)), errors.values.map(\.text),
+            "errors are lossless and in order")
     }
 
     func testNextMessage_whenNothingIsLogged_timesOut() async throws {
@@ -226,7 +228,8 @@ final class LogTests: XCTestCase {
         }
         own.set(subscription)
         runWithDeadline(30, "log handler re-entering the library (\(mode))") {
-            let player = VLCMediaPlayer(media: VLCMedia(path: "/nonexistent-\(mode)", library: library), library: library)
+            let player = VLCMediaPlayer(
+                media: VLCMedia(path: "/nonexistent-\(mode)", library: library), library: library)
             player.play()
             XCTAssertEqual(finished.wait(timeout: .now() + 20), .success, "\(mode): handler ran \(calls.count) times")
         }
@@ -264,19 +267,24 @@ final class LogTests: XCTestCase {
     /// A library held only by a box that its own log handler clears, and a media (which does
     /// not hold the library wrapper) being parsed so that libvlc logs from its threads.
     private func armLastReferenceDrop(in mode: DispatchMode, armed: Locked<Bool>) throws
-        -> (id: Int, completed: DispatchSemaphore, media: Box<VLCMedia>, token: Box<EventSubscription>) {
+        -> (id: Int, completed: DispatchSemaphore, media: Box<VLCMedia>, token: Box<EventSubscription>)
+    {
         let (configuration, _) = mode.make(label: "test.logs.drop")
         let box = Box<VLCLibrary>(try VLCLibrary(logsConfiguration: configuration))
         let library = try XCTUnwrap(box.current)
         let testThread = currentThreadID()
         let completed = DispatchSemaphore(value: 0)
         let media = Box<VLCMedia>(VLCMedia(path: "/nonexistent-drop-\(mode)", library: library))
-        let token = Box<EventSubscription>(library.logs.observe(minimumLevel: .debug, onCompletion: {
-            completed.signal()
-        }) { _ in
-            guard armed.withLock({ $0 }), currentThreadID() != testThread else { return }
-            box.clear()
-        })
+        let token = Box<EventSubscription>(
+            library.logs.observe(
+                minimumLevel: .debug,
+                onCompletion: {
+                    completed.signal()
+                }
+            ) { _ in
+                guard armed.withLock({ $0 }), currentThreadID() != testThread else { return }
+                box.clear()
+            })
         return (library.logs.native.id, completed, media, token)
     }
 }

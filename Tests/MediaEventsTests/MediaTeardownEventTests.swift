@@ -12,7 +12,9 @@ final class MediaTeardownEventTests: XCTestCase {
             let freed = media!.observe(.freed, onCompletion: { order.withLock { $0.append("completion") } }) { event in
                 order.withLock { $0.append(event.name) }
             }
-            let others = media!.observe(.metaChanged, onCompletion: { order.withLock { $0.append("other completion") } }) { event in
+            let others = media!.observe(
+                .metaChanged, onCompletion: { order.withLock { $0.append("other completion") } }
+            ) { event in
                 order.withLock { $0.append("unexpected \(event.name)") }
             }
             media = nil

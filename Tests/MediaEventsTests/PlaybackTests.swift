@@ -61,7 +61,8 @@ final class PlaybackTests: XCTestCase {
                     token.cancel()
                 }
                 let what = "\(url.lastPathComponent) run \(run): \(log.names.filter { !$0.hasSuffix("Changed") })"
-                XCTAssertEqual(atStop.withLock { $0 }.drop { $0 != .endReached }.filter { $0 == .stopped }.count, 1, what)
+                XCTAssertEqual(
+                    atStop.withLock { $0 }.drop { $0 != .endReached }.filter { $0 == .stopped }.count, 1, what)
                 XCTAssertEqual(log.count(of: .stopped), 2, what)
                 XCTAssertEqual(log.count(of: .endReached), 1, what)
             }
@@ -98,8 +99,9 @@ final class PlaybackTests: XCTestCase {
             let player = VLCMediaPlayer(media: makeMedia(url), library: TestLibrary.shared)
             let token = player.observe { log.record($0) }
             player.play()
-            XCTAssertEqual(log.wait(forAnyOf: [.encounteredError, .endReached]), .encounteredError,
-                           "\(log.names)", file: file, line: line)
+            XCTAssertEqual(
+                log.wait(forAnyOf: [.encounteredError, .endReached]), .encounteredError,
+                "\(log.names)", file: file, line: line)
             token.cancel()
         }
         XCTAssertEqual(log.count(of: .endReached), 0, "\(log.names)", file: file, line: line)

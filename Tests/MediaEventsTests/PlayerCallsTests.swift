@@ -8,9 +8,12 @@ import XCTest
 /// confirms it, in every dispatch configuration.
 final class PlayerCallsTests: XCTestCase {
     /// A player playing `url`, its events recorded; returns once it is `Playing`.
-    private func startPlaying(_ url: URL, library: VLCLibrary = TestLibrary.shared, mode: DispatchMode,
-                              file: StaticString = #filePath, line: UInt = #line)
-        -> (player: VLCMediaPlayer, log: EventLog<MediaPlayerEvent>, token: EventSubscription)? {
+    private func startPlaying(
+        _ url: URL, library: VLCLibrary = TestLibrary.shared, mode: DispatchMode,
+        file: StaticString = #filePath, line: UInt = #line
+    )
+        -> (player: VLCMediaPlayer, log: EventLog<MediaPlayerEvent>, token: EventSubscription)?
+    {
         let (configuration, _) = mode.make()
         let player = VLCMediaPlayer(library: library, configuration: configuration)
         player.media = VLCMedia(path: url.path, library: library, configuration: configuration)
@@ -47,15 +50,17 @@ final class PlayerCallsTests: XCTestCase {
                 XCTAssertEqual(selected, audio[0].id, "\(mode): libvlc selects the first audio track")
                 let other = audio[1].id
                 player.selectTrack(other, of: .audio)
-                XCTAssertTrue(log.entries.wait(timeout: 10) { $0.event.same(as: .esSelected(type: .audio, id: other)) },
-                              "\(mode): no ESSelected(audio, \(other)) after selectTrack; \(log.names)")
+                XCTAssertTrue(
+                    log.entries.wait(timeout: 10) { $0.event.same(as: .esSelected(type: .audio, id: other)) },
+                    "\(mode): no ESSelected(audio, \(other)) after selectTrack; \(log.names)")
                 let now = await player.selectedTrack(of: .audio)
                 XCTAssertEqual(now, other, "\(mode)")
 
                 let accepted = await player.selectTrackAndWait(subtitle.id, of: .text)
                 XCTAssertTrue(accepted, "\(mode)")
-                XCTAssertTrue(log.entries.wait(timeout: 10) { $0.event.same(as: .esSelected(type: .text, id: subtitle.id)) },
-                              "\(mode): no ESSelected(text, \(subtitle.id)); \(log.names)")
+                XCTAssertTrue(
+                    log.entries.wait(timeout: 10) { $0.event.same(as: .esSelected(type: .text, id: subtitle.id)) },
+                    "\(mode): no ESSelected(text, \(subtitle.id)); \(log.names)")
                 let spu = await player.selectedTrack(of: .text)
                 XCTAssertEqual(spu, subtitle.id, "\(mode)")
                 player.selectTrack(nil, of: .text)
@@ -87,24 +92,29 @@ final class PlayerCallsTests: XCTestCase {
                 XCTAssertEqual(ofTitle0, chapters, "\(mode)")
                 let count = await player.chapterCount()
                 XCTAssertEqual(count, 3, "\(mode)")
-                XCTAssertTrue(log.entries.wait(timeout: 10) { $0.event.same(as: .titleChanged(0)) }, "\(mode): \(log.names)")
+                XCTAssertTrue(
+                    log.entries.wait(timeout: 10) { $0.event.same(as: .titleChanged(0)) }, "\(mode): \(log.names)")
                 XCTAssertEqual(player.title, 0, "\(mode): the cached title")
 
                 // Chapter 3 starts at 4 s: before that, only setChapter sends ChapterChanged(2).
                 player.setChapter(2)
-                XCTAssertTrue(log.entries.wait(timeout: 3) { $0.event.same(as: .chapterChanged(2)) },
-                              "\(mode): no ChapterChanged(2) after setChapter(2); \(log.names)")
+                XCTAssertTrue(
+                    log.entries.wait(timeout: 3) { $0.event.same(as: .chapterChanged(2)) },
+                    "\(mode): no ChapterChanged(2) after setChapter(2); \(log.names)")
                 XCTAssertTrue(waitUntil(5) { player.chapter == 2 }, "\(mode): the cached chapter is \(player.chapter)")
                 log.entries.removeAll()
                 player.previousChapter()
-                XCTAssertTrue(log.entries.wait(timeout: 3) { $0.event.same(as: .chapterChanged(1)) },
-                              "\(mode): no ChapterChanged(1) after previousChapter; \(log.names)")
+                XCTAssertTrue(
+                    log.entries.wait(timeout: 3) { $0.event.same(as: .chapterChanged(1)) },
+                    "\(mode): no ChapterChanged(1) after previousChapter; \(log.names)")
                 log.entries.removeAll()
                 player.nextChapter()
-                XCTAssertTrue(log.entries.wait(timeout: 3) { $0.event.same(as: .chapterChanged(2)) },
-                              "\(mode): no ChapterChanged(2) after nextChapter; \(log.names)")
+                XCTAssertTrue(
+                    log.entries.wait(timeout: 3) { $0.event.same(as: .chapterChanged(2)) },
+                    "\(mode): no ChapterChanged(2) after nextChapter; \(log.names)")
                 player.setTitle(0)
-                XCTAssertTrue(log.entries.wait(timeout: 5) { $0.event.same(as: .titleChanged(0)) }, "\(mode): \(log.names)")
+                XCTAssertTrue(
+                    log.entries.wait(timeout: 5) { $0.event.same(as: .titleChanged(0)) }, "\(mode): \(log.names)")
             }
             await stopAndSettle(player, token)
             XCTAssertEqual(player.chapter, -1, "\(mode): no chapter once stopped")
@@ -139,8 +149,9 @@ final class PlayerCallsTests: XCTestCase {
             let bystanderLog = EventLog<MediaPlayerEvent>()
             let bystanderToken = bystander.observe(.snapshotTaken) { bystanderLog.record($0) }
             try await withTimeout(30) {
-                XCTAssertTrue(log.entries.wait(timeout: 10) { $0.event.same(as: .voutChanged(count: 1)) },
-                              "\(mode): no Vout(1) for a video; \(log.names)")
+                XCTAssertTrue(
+                    log.entries.wait(timeout: 10) { $0.event.same(as: .voutChanged(count: 1)) },
+                    "\(mode): no Vout(1) for a video; \(log.names)")
                 let path = directory.appendingPathComponent("\(mode).png").path
                 let written = try await player.takeSnapshot(to: path, width: 80, height: 0)
                 XCTAssertEqual(written, path, "\(mode)")
@@ -148,8 +159,9 @@ final class PlayerCallsTests: XCTestCase {
                 XCTAssertEqual(Array(bytes.prefix(4)), [0x89, 0x50, 0x4E, 0x47], "\(mode): not a PNG")
                 XCTAssertTrue(log.entries.wait(timeout: 5) { $0.event.same(as: .snapshotTaken(path: path)) }, "\(mode)")
                 // libvlc sends it to every player of the instance: documented, and shown here.
-                XCTAssertTrue(bystanderLog.entries.wait(timeout: 5) { $0.event.same(as: .snapshotTaken(path: path)) },
-                              "\(mode): the other player of the library did not receive it")
+                XCTAssertTrue(
+                    bystanderLog.entries.wait(timeout: 5) { $0.event.same(as: .snapshotTaken(path: path)) },
+                    "\(mode): the other player of the library did not receive it")
             }
             bystanderToken.cancel()
             await stopAndSettle(player, token)
@@ -177,8 +189,9 @@ final class PlayerCallsTests: XCTestCase {
                 XCTAssertTrue(waitUntil(10) { player.volume >= 0 }, "\(mode): no audio output")
                 let accepted = await player.setVolumeAndWait(50)
                 XCTAssertTrue(accepted, "\(mode)")
-                XCTAssertTrue(log.entries.wait(timeout: 5) { $0.event.same(as: .audioVolume(0.5)) },
-                              "\(mode): no AudioVolume(0.5); \(log.names)")
+                XCTAssertTrue(
+                    log.entries.wait(timeout: 5) { $0.event.same(as: .audioVolume(0.5)) },
+                    "\(mode): no AudioVolume(0.5); \(log.names)")
                 XCTAssertEqual(player.volume, 50, "\(mode)")
                 player.isMuted = true
                 XCTAssertTrue(log.wait(for: .muted, timeout: 5), "\(mode): no Muted; \(log.names)")
@@ -194,8 +207,9 @@ final class PlayerCallsTests: XCTestCase {
                 let other = "null"
                 log.entries.removeAll()
                 player.setAudioOutputDevice(other)
-                XCTAssertTrue(log.entries.wait(timeout: 5) { $0.event.same(as: .audioDevice(other)) },
-                              "\(mode): no AudioDevice(\(other)); \(log.names)")
+                XCTAssertTrue(
+                    log.entries.wait(timeout: 5) { $0.event.same(as: .audioDevice(other)) },
+                    "\(mode): no AudioDevice(\(other)); \(log.names)")
                 let current = await player.audioOutputDevice()
                 XCTAssertEqual(current, other, "\(mode)")
             }

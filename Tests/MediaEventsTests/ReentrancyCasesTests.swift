@@ -109,11 +109,12 @@ final class ReentrancyCasesTests: XCTestCase {
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
         let violations = race.violations.load(ordering: .acquiring)
         let deliveries = race.deliveries.load(ordering: .acquiring)
-        print("cancel race: \(rounds) rounds in \(String(format: "%.2f", seconds)) s, "
-              + "\(race.sets.load(ordering: .acquiring)) setMeta, \(deliveries) deliveries before a cancel, "
-              + "\(violations) deliveries began after a cancel returned, "
-              + "\(race.lateEntries.load(ordering: .acquiring)) handler entries after a cancel returned "
-              + "(deliveries already past the check, allowed)")
+        print(
+            "cancel race: \(rounds) rounds in \(String(format: "%.2f", seconds)) s, "
+                + "\(race.sets.load(ordering: .acquiring)) setMeta, \(deliveries) deliveries before a cancel, "
+                + "\(violations) deliveries began after a cancel returned, "
+                + "\(race.lateEntries.load(ordering: .acquiring)) handler entries after a cancel returned "
+                + "(deliveries already past the check, allowed)")
         XCTAssertEqual(violations, 0, "deliveries began after cancel() had returned")
         XCTAssertGreaterThan(deliveries, 0, "the race never delivered: it tested nothing")
         XCTAssertEqual(media.eventHub.sinkCount, 0, "cancelled subscriptions left in the hub")
@@ -155,7 +156,9 @@ final class ReentrancyCasesTests: XCTestCase {
                     r.sync(execute: body)
                 } else {
                     let done = DispatchSemaphore(value: 0)
-                    r.async { body(); done.signal() }
+                    r.async {
+                        body(); done.signal()
+                    }
                     XCTAssertEqual(done.wait(timeout: .now() + 15), .success, "R.async block did not finish")
                 }
                 XCTAssertTrue(seen.wait(forCount: 2, timeout: 10), "R.\(submit): saw \(seen.values.map(\.key))")
@@ -164,7 +167,8 @@ final class ReentrancyCasesTests: XCTestCase {
             XCTAssertNotNil(title, "R.\(submit): A's handler never ran for the inline event")
             XCTAssertEqual(title?.thread, senderThread.withLock { $0 }, "R.\(submit): not run inline on R's thread")
             XCTAssertEqual(title?.onQ, true, "R.\(submit): handler did not run on Q")
-            XCTAssertEqual(seen.values.first { $0.key == .artist }?.onQ, true, "R.\(submit): queued set not delivered on Q")
+            XCTAssertEqual(
+                seen.values.first { $0.key == .artist }?.onQ, true, "R.\(submit): queued set not delivered on Q")
             aToken.cancel()
             bToken.cancel()
         }
@@ -176,8 +180,10 @@ final class ReentrancyCasesTests: XCTestCase {
         let q = DispatchQueue(label: "cases.direct.Q")
         let r = DispatchQueue(label: "cases.direct.R", target: q)
         let probe = Probe()
-        let syncHandler = EventsHandler(object: probe, configuration: EventsQueueConfiguration(queue: q, isAsync: false))
-        let asyncHandler = EventsHandler(object: probe, configuration: EventsQueueConfiguration(queue: r, isAsync: true))
+        let syncHandler = EventsHandler(
+            object: probe, configuration: EventsQueueConfiguration(queue: q, isAsync: false))
+        let asyncHandler = EventsHandler(
+            object: probe, configuration: EventsQueueConfiguration(queue: r, isAsync: true))
         let qMark = QueueIdentity.mark(q)
         let ran = Recorder<(thread: UInt, onQ: Bool)>()
         let asyncRan = Counter()
@@ -194,7 +200,9 @@ final class ReentrancyCasesTests: XCTestCase {
                     r.sync(execute: body)
                 } else {
                     let done = DispatchSemaphore(value: 0)
-                    r.async { body(); done.signal() }
+                    r.async {
+                        body(); done.signal()
+                    }
                     XCTAssertEqual(done.wait(timeout: .now() + 15), .success)
                 }
             }
@@ -219,8 +227,9 @@ final class ReentrancyCasesTests: XCTestCase {
         let q = MarkedQueue(label: "cases.edits.sync")
         let results = Recorder<(result: Bool, onQ: Bool)>()
         runWithDeadline(30, "waitForPendingEdits in a sync itemAdded handler") {
-            let list = VLCMediaList(library: TestLibrary.shared,
-                                    configuration: EventsQueueConfiguration(queue: q.queue, isAsync: false))
+            let list = VLCMediaList(
+                library: TestLibrary.shared,
+                configuration: EventsQueueConfiguration(queue: q.queue, isAsync: false))
             let weakList = WeakBox(list)
             let token = list.observe(.itemAdded) { _ in
                 results.record((weakList.value?.waitForPendingEdits() ?? true, q.isCurrent))
@@ -243,8 +252,9 @@ final class ReentrancyCasesTests: XCTestCase {
         let q = MarkedQueue(label: "cases.edits.async")
         let results = Recorder<(result: Bool, requested: Int, applied: Int)>()
         runWithDeadline(30, "waitForPendingEdits in an async itemAdded handler") {
-            let list = VLCMediaList(library: TestLibrary.shared,
-                                    configuration: EventsQueueConfiguration(queue: q.queue, isAsync: true))
+            let list = VLCMediaList(
+                library: TestLibrary.shared,
+                configuration: EventsQueueConfiguration(queue: q.queue, isAsync: true))
             let weakList = WeakBox(list)
             let token = list.observe(.itemAdded) { _ in
                 guard let list = weakList.value else { return }
@@ -272,7 +282,8 @@ final class ReentrancyCasesTests: XCTestCase {
     func testSetMeta_whenOrdinaryThreadAndSyncDeliveryQueueSetMetaAtOnce_finishesWithFinalValues() {
         let q = MarkedQueue(label: "cases.lockorder")
         let count = 2000
-        let media = makeMedia(SharedMedia.shortWAV, configuration: EventsQueueConfiguration(queue: q.queue, isAsync: false))
+        let media = makeMedia(
+            SharedMedia.shortWAV, configuration: EventsQueueConfiguration(queue: q.queue, isAsync: false))
         let titles = Counter(), artists = Counter()
         let token = media.observe(.metaChanged) { event in
             if case .metaChanged(let key) = event {
@@ -294,8 +305,9 @@ final class ReentrancyCasesTests: XCTestCase {
         XCTAssertEqual(media.meta(.artist), "q\(count - 1)", "pending value")
         XCTAssertEqual(media.meta(.title), "t\(count - 1)")
         // The queued sets are applied on the media's control queue, then delivered on Q.
-        XCTAssertTrue(waitUntil(20) { artists.count == count && titles.count == count },
-                      "titles \(titles.count), artists \(artists.count)")
+        XCTAssertTrue(
+            waitUntil(20) { artists.count == count && titles.count == count },
+            "titles \(titles.count), artists \(artists.count)")
         XCTAssertEqual(titles.count, count, "MetaChanged(title) lost")
         XCTAssertEqual(artists.count, count, "MetaChanged(artist) lost")
         XCTAssertEqual(media.meta(.artist), "q\(count - 1)", "applied value")
@@ -312,11 +324,14 @@ final class ReentrancyCasesTests: XCTestCase {
             let (configuration, _) = mode.make(label: "cases.teardowns")
             let results = Recorder<(ok: Bool, seconds: Double, mediaGone: Bool, playerGone: Bool)>()
             runWithDeadline(40, "\(mode): waitForPendingTeardowns in EndReached") {
-                let player = VLCMediaPlayer(media: makeMedia(SharedMedia.shortWAV), library: TestLibrary.shared,
-                                            configuration: configuration)
+                let player = VLCMediaPlayer(
+                    media: makeMedia(SharedMedia.shortWAV), library: TestLibrary.shared,
+                    configuration: configuration)
                 let otherMedia = Box<VLCMedia>(makeMedia(SharedMedia.shortWAV))
-                let otherPlayer = Box<VLCMediaPlayer>(VLCMediaPlayer(media: makeMedia(SharedMedia.shortWAV),
-                                                                     library: TestLibrary.shared))
+                let otherPlayer = Box<VLCMediaPlayer>(
+                    VLCMediaPlayer(
+                        media: makeMedia(SharedMedia.shortWAV),
+                        library: TestLibrary.shared))
                 let weakMedia = WeakBox(otherMedia.current!)
                 let weakPlayer = WeakBox(otherPlayer.current!)
                 let fired = Counter()
@@ -351,7 +366,8 @@ final class ReentrancyCasesTests: XCTestCase {
     func testAsyncDelivery_whenEventAndQueueBlockAreInterleaved_keepsTheGuaranteedOrder() {
         let q = MarkedQueue(label: "cases.fifo")
         let iterations = 10_000
-        let media = makeMedia(SharedMedia.shortWAV, configuration: EventsQueueConfiguration(queue: q.queue, isAsync: true))
+        let media = makeMedia(
+            SharedMedia.shortWAV, configuration: EventsQueueConfiguration(queue: q.queue, isAsync: true))
         let delivered = Counter()
         let token = media.observe(.metaChanged) { _ in delivered.increment() }
         let eventFirstViolations = Counter()
@@ -398,12 +414,14 @@ final class ReentrancyCasesTests: XCTestCase {
             }
             q.queue.sync {}
         }
-        print("FIFO: event-then-block violations \(eventFirstViolations.count)/\(iterations) back to back, "
-              + "\(burstViolations.count)/\(iterations) in bursts of 20; "
-              + "block-then-event overtaken while draining (not guaranteed) \(lingerOvertakes.count)/\(iterations); "
-              + "on an idle queue \(idleViolations.count)/\(iterations)")
+        print(
+            "FIFO: event-then-block violations \(eventFirstViolations.count)/\(iterations) back to back, "
+                + "\(burstViolations.count)/\(iterations) in bursts of 20; "
+                + "block-then-event overtaken while draining (not guaranteed) \(lingerOvertakes.count)/\(iterations); "
+                + "on an idle queue \(idleViolations.count)/\(iterations)")
         XCTAssertEqual(eventFirstViolations.count, 0, "a block queued after an event ran before its delivery")
-        XCTAssertEqual(burstViolations.count, 0, "in short bursts a block queued after an event ran before its delivery")
+        XCTAssertEqual(
+            burstViolations.count, 0, "in short bursts a block queued after an event ran before its delivery")
         XCTAssertEqual(idleViolations.count, 0, "on an idle queue an event overtook a block queued before it")
         XCTAssertEqual(delivered.count, 4 * iterations)
         token.cancel()
@@ -428,21 +446,25 @@ final class ReentrancyCasesTests: XCTestCase {
                 let weakPlayer = WeakBox(player)
                 playerGone.withLock { $0 = weakPlayer }
                 let see: @Sendable () -> Seen = { (currentThreadID(), ServiceQueues.isOnReleaseQueue) }
-                tokens.record(player.observe(.mediaChanged) { event in
-                    guard case .mediaChanged(let payload?) = event else { return }
-                    tokens.record(payload.observe(.freed, onCompletion: { payloadCompleted.record(see()) }) { _ in
-                        payloadFreed.record(see())
+                tokens.record(
+                    player.observe(.mediaChanged) { event in
+                        guard case .mediaChanged(let payload?) = event else { return }
+                        tokens.record(
+                            payload.observe(.freed, onCompletion: { payloadCompleted.record(see()) }) { _ in
+                                payloadFreed.record(see())
+                            })
                     })
-                })
-                tokens.record(player.observe(.endReached) { _ in
-                    endThread.withLock { $0 = currentThreadID() }
-                    weakPlayer.value?.media = nil
-                })
+                tokens.record(
+                    player.observe(.endReached) { _ in
+                        endThread.withLock { $0 = currentThreadID() }
+                        weakPlayer.value?.media = nil
+                    })
                 do {
                     let media = makeMedia(SharedMedia.shortWAV, configuration: configuration)
-                    tokens.record(media.observe(.freed, onCompletion: { completed.record(see()) }) { _ in
-                        freed.record(see())
-                    })
+                    tokens.record(
+                        media.observe(.freed, onCompletion: { completed.record(see()) }) { _ in
+                            freed.record(see())
+                        })
                     player.media = media
                 }
                 player.play()
@@ -458,8 +480,10 @@ final class ReentrancyCasesTests: XCTestCase {
             XCTAssertEqual(freed.count, 1, "\(mode): .freed")
             XCTAssertEqual(completed.count, 1, "\(mode): completion")
             XCTAssertEqual(payloadFreed.count, payloadCompleted.count, "\(mode): payload .freed vs completion")
-            for (what, seen) in [("freed", freed), ("completion", completed),
-                                 ("payload freed", payloadFreed), ("payload completion", payloadCompleted)] {
+            for (what, seen) in [
+                ("freed", freed), ("completion", completed),
+                ("payload freed", payloadFreed), ("payload completion", payloadCompleted),
+            ] {
                 for entry in seen.values {
                     XCTAssertTrue(entry.onRelease, "\(mode): \(what) not on the release queue")
                     // In inline and sync modes EndReached runs on libvlc's input thread (a
@@ -513,7 +537,8 @@ final class ReentrancyCasesTests: XCTestCase {
                 }
                 XCTAssertGreaterThanOrEqual(stops.count, 1, "\(mode)/\(trigger): the trigger never came")
                 XCTAssertEqual(secondParsed.values.first, .done, "\(mode)/\(trigger): second parse")
-                print("stopParsing from \(trigger), \(mode): first parse \(parsed.values), second \(secondParsed.values)")
+                print(
+                    "stopParsing from \(trigger), \(mode): first parse \(parsed.values), second \(secondParsed.values)")
             }
         }
     }
@@ -538,8 +563,11 @@ final class ReentrancyCasesTests: XCTestCase {
                     guard case .itemAdded(let added, _) = event, let media = weakMedia.value else { return }
                     let items = media.subItems
                     let again = media.subItemList
-                    seen.record((items.contains { $0.isSameMedia(as: added) }, items.count,
-                                 ObjectIdentifier(again) == listID))
+                    seen.record(
+                        (
+                            items.contains { $0.isSameMedia(as: added) }, items.count,
+                            ObjectIdentifier(again) == listID
+                        ))
                 }
                 let token = media.observe(.parsedChanged) { event in
                     if case .parsedChanged(let status) = event, status != .none { parsed.record(status) }
@@ -579,21 +607,25 @@ final class ReentrancyCasesTests: XCTestCase {
                 let mediaToken = media.observe(.metaChanged, .stateChanged) { event in
                     if case .metaChanged(let key) = event, key != .nowPlaying { return }
                     guard let player = weakPlayer.value else { return }
-                    readings.record(Reading(event: event, state: player.state, isPlaying: player.isPlaying,
-                                            hasMedia: player.media != nil))
+                    readings.record(
+                        Reading(
+                            event: event, state: player.state, isPlaying: player.isPlaying,
+                            hasMedia: player.media != nil))
                 }
                 let ended = EventLog<MediaPlayerEvent>()
                 let playerToken = player.observe(.endReached) { ended.record($0) }
                 player.media = media
                 player.play()
                 XCTAssertTrue(ended.wait(for: .endReached, timeout: 30), "\(mode): no EndReached")
-                XCTAssertTrue(readings.values.contains { if case .metaChanged = $0.event { true } else { false } },
-                              "\(mode): no NowPlaying during play()")
+                XCTAssertTrue(
+                    readings.values.contains { if case .metaChanged = $0.event { true } else { false } },
+                    "\(mode): no NowPlaying during play()")
                 player.media = makeMedia(SharedMedia.shortWAV)
-                XCTAssertTrue(readings.wait(timeout: 20) { reading in
-                    if case .stateChanged(.nothingSpecial) = reading.event { true } else { false }
-                },
-                              "\(mode): no StateChanged(NothingSpecial) from set_media")
+                XCTAssertTrue(
+                    readings.wait(timeout: 20) { reading in
+                        if case .stateChanged(.nothingSpecial) = reading.event { true } else { false }
+                    },
+                    "\(mode): no StateChanged(NothingSpecial) from set_media")
                 player.stop()
                 mediaToken.cancel()
                 playerToken.cancel()

@@ -28,23 +28,28 @@ final class ReentrancyMatrixTests: XCTestCase {
                 // then those that change it (control calls, edits), which cut it short.
                 var reached = Set<MatrixCell>()
                 for members in MatrixMember.calmRuns(scenario) {
-                    let calm = try MatrixRun(scenario: scenario, configuration: configuration, members: members,
-                                             dropping: nil)
+                    let calm = try MatrixRun(
+                        scenario: scenario, configuration: configuration, members: members,
+                        dropping: nil)
                     reached.formUnion(calm.execute(self))
                 }
                 cells.formUnion(reached)
                 for required in scenario.requiredCells where !reached.contains(required) {
-                    XCTFail("\(configuration) \(scenario): required cell not reached: \(required.member) from \(required.event); reached events: \(Set(reached.map(\.event)).sorted())")
+                    XCTFail(
+                        "\(configuration) \(scenario): required cell not reached: \(required.member) from \(required.event); reached events: \(Set(reached.map(\.event)).sorted())"
+                    )
                 }
-                let perturbing = try MatrixRun(scenario: scenario, configuration: configuration,
-                                               members: MatrixMember.all.filter(\.perturbs), dropping: nil)
+                let perturbing = try MatrixRun(
+                    scenario: scenario, configuration: configuration,
+                    members: MatrixMember.all.filter(\.perturbs), dropping: nil)
                 cells.formUnion(perturbing.execute(self))
                 // Dropping every reference from the first event of each kind this scenario sent
                 // (an event already dropped from in an earlier scenario of this configuration
                 // comes from the same send site: once is enough).
                 for event in Set(reached.map(\.event)).subtracting(droppedFrom).sorted() {
                     droppedFrom.insert(event)
-                    let drop = try MatrixRun(scenario: scenario, configuration: configuration, members: [], dropping: event)
+                    let drop = try MatrixRun(
+                        scenario: scenario, configuration: configuration, members: [], dropping: event)
                     let dropped = drop.execute(self)
                     cells.formUnion(dropped)
                 }
@@ -53,11 +58,14 @@ final class ReentrancyMatrixTests: XCTestCase {
             let members = Set(cells.map(\.member)).count
             let events = Set(cells.map(\.event)).count
             report.append("\(configuration): \(cells.count) cells (\(members) members × \(events) events reached)")
-            XCTAssertEqual(Set(cells.map(\.member)).subtracting(["drop all"]), Set(MatrixMember.all.map(\.name)),
-                           "\(configuration): members never called")
+            XCTAssertEqual(
+                Set(cells.map(\.member)).subtracting(["drop all"]), Set(MatrixMember.all.map(\.name)),
+                "\(configuration): members never called")
         }
         let seconds = Date().timeIntervalSince(started)
-        print("Re-entrancy matrix: \(total) cells in \(String(format: "%.1f", seconds)) s; " + report.joined(separator: "; "))
+        print(
+            "Re-entrancy matrix: \(total) cells in \(String(format: "%.1f", seconds)) s; "
+                + report.joined(separator: "; "))
     }
 }
 
@@ -88,8 +96,10 @@ enum MatrixConfiguration: String, CaseIterable, Sendable, CustomStringConvertibl
         case .syncQueueTargetingAsyncQueue:
             let base = DispatchQueue(label: "matrix.base")
             let top = DispatchQueue(label: "matrix.top", target: base)
-            return (EventsQueueConfiguration(queue: top, isAsync: false),
-                    EventsQueueConfiguration(queue: base, isAsync: true))
+            return (
+                EventsQueueConfiguration(queue: top, isAsync: false),
+                EventsQueueConfiguration(queue: base, isAsync: true)
+            )
         case .syncMain:
             let main = EventsQueueConfiguration(queue: .main, isAsync: false)
             return (main, main)
@@ -193,7 +203,8 @@ struct MatrixMember: Sendable {
     }
 
     /// Starts `call` on the world's player as a task the run waits for.
-    private static func task(_ name: String, _ call: @escaping @Sendable (VLCMediaPlayer) async -> Void) -> MatrixMember {
+    private static func task(_ name: String, _ call: @escaping @Sendable (VLCMediaPlayer) async -> Void) -> MatrixMember
+    {
         .init(name) { world in
             guard let player = world.player.current else { return }
             world.start(name) { await call(player) }
@@ -220,8 +231,9 @@ struct MatrixMember: Sendable {
         .init("player.rate = 1") { $0.player.current?.rate = 1 },
         task("player.setRateAndWait") { _ = await $0.setRateAndWait(1) },
         task("player.takeSnapshot") { player in
-            _ = try? await player.takeSnapshot(to: MatrixWorld.snapshots.appendingPathComponent("\(UUID()).png").path,
-                                               width: 32, timeout: .seconds(3))
+            _ = try? await player.takeSnapshot(
+                to: MatrixWorld.snapshots.appendingPathComponent("\(UUID()).png").path,
+                width: 32, timeout: .seconds(3))
         },
         task("player.audioOutputDevices") { _ = await $0.audioOutputDevices() },
         task("player.audioOutputDevice") { _ = await $0.audioOutputDevice() },
@@ -247,9 +259,13 @@ struct MatrixMember: Sendable {
         .init("player.observe+cancel") { $0.player.current?.observe { _ in }.cancel() },
         .init("player.events+cancel") { $0.player.current?.events().cancel() },
         .init("player.observe kept") { world in
-            if let token = world.player.current?.observe(onCompletion: {
-                if !ServiceQueues.isOnReleaseQueue { world.completionsOffReleaseQueue.withLock { $0.append("player") } }
-            }, handler: { _ in }) {
+            if let token = world.player.current?.observe(
+                onCompletion: {
+                    if !ServiceQueues.isOnReleaseQueue {
+                        world.completionsOffReleaseQueue.withLock { $0.append("player") }
+                    }
+                }, handler: { _ in })
+            {
                 world.tokens.withLock { $0.append(token) }
             }
         },
@@ -289,11 +305,19 @@ struct MatrixMember: Sendable {
         .init("media.observe+cancel") { $0.media.current?.observe { _ in }.cancel() },
         .init("media.events+cancel") { $0.media.current?.events().cancel() },
         .init("media.observe kept") { world in
-            if let token = world.media.current?.observe(.freed, onCompletion: {
-                if !ServiceQueues.isOnReleaseQueue { world.completionsOffReleaseQueue.withLock { $0.append("media") } }
-            }, handler: { _ in
-                if !ServiceQueues.isOnReleaseQueue { world.completionsOffReleaseQueue.withLock { $0.append("media .freed") } }
-            }) {
+            if let token = world.media.current?.observe(
+                .freed,
+                onCompletion: {
+                    if !ServiceQueues.isOnReleaseQueue {
+                        world.completionsOffReleaseQueue.withLock { $0.append("media") }
+                    }
+                },
+                handler: { _ in
+                    if !ServiceQueues.isOnReleaseQueue {
+                        world.completionsOffReleaseQueue.withLock { $0.append("media .freed") }
+                    }
+                })
+            {
                 world.tokens.withLock { $0.append(token) }
             }
         },
@@ -342,7 +366,9 @@ struct MatrixMember: Sendable {
             world.start("listPlayer.waitForPendingControls") { await listPlayer.waitForPendingControls() }
         },
         .init("listPlayer.init(mediaPlayer:)") { world in
-            if let player = world.player.current { _ = VLCMediaListPlayer(mediaPlayer: player, configuration: world.objects) }
+            if let player = world.player.current {
+                _ = VLCMediaListPlayer(mediaPlayer: player, configuration: world.objects)
+            }
         },
     ]
 
@@ -385,28 +411,36 @@ enum MatrixScenario: String, CaseIterable, Sendable, CustomStringConvertible {
         switch self {
         case .playback:
             // play() sends the media's MetaChanged(NowPlaying) with the player's locks held.
-            [MatrixCell(member: "player.state", event: "media MediaMetaChanged"),
-             MatrixCell(member: "player.media", event: "media MediaMetaChanged"),
-             MatrixCell(member: "player.isPlaying", event: "media MediaMetaChanged"),
-             MatrixCell(member: "media.setMeta", event: "media MediaMetaChanged"),
-             MatrixCell(member: "player.media", event: "player MediaPlayerMediaChanged")]
+            [
+                MatrixCell(member: "player.state", event: "media MediaMetaChanged"),
+                MatrixCell(member: "player.media", event: "media MediaMetaChanged"),
+                MatrixCell(member: "player.isPlaying", event: "media MediaMetaChanged"),
+                MatrixCell(member: "media.setMeta", event: "media MediaMetaChanged"),
+                MatrixCell(member: "player.media", event: "player MediaPlayerMediaChanged"),
+            ]
         case .videoPlayback:
             // Video, tracks, chapters, and an audio output with a volume (ALSA null).
-            [MatrixCell(member: "player.chapter", event: "player MediaPlayerChapterChanged"),
-             MatrixCell(member: "player.title", event: "player MediaPlayerTitleChanged"),
-             MatrixCell(member: "player.tracks(of:)", event: "player MediaPlayerESSelected"),
-             MatrixCell(member: "player.takeSnapshot", event: "player MediaPlayerVout"),
-             MatrixCell(member: "player.volume", event: "player MediaPlayerVout")]
+            [
+                MatrixCell(member: "player.chapter", event: "player MediaPlayerChapterChanged"),
+                MatrixCell(member: "player.title", event: "player MediaPlayerTitleChanged"),
+                MatrixCell(member: "player.tracks(of:)", event: "player MediaPlayerESSelected"),
+                MatrixCell(member: "player.takeSnapshot", event: "player MediaPlayerVout"),
+                MatrixCell(member: "player.volume", event: "player MediaPlayerVout"),
+            ]
         case .streamPlayback:
             [MatrixCell(member: "player.media", event: "player MediaPlayerPlaying")]
         case .playlistParse:
             // The sub-item list's ItemAdded comes with that list's lock held.
-            [MatrixCell(member: "media.subItems", event: "subitems MediaListItemAdded"),
-             MatrixCell(member: "media.subItemList.count", event: "media MediaSubItemAdded")]
+            [
+                MatrixCell(member: "media.subItems", event: "subitems MediaListItemAdded"),
+                MatrixCell(member: "media.subItemList.count", event: "media MediaSubItemAdded"),
+            ]
         case .listEdits:
-            [MatrixCell(member: "list.waitForPendingEdits", event: "list MediaListItemAdded"),
-             MatrixCell(member: "list.count", event: "list MediaListWillAddItem"),
-             MatrixCell(member: "list.items", event: "list MediaListItemDeleted")]
+            [
+                MatrixCell(member: "list.waitForPendingEdits", event: "list MediaListItemAdded"),
+                MatrixCell(member: "list.count", event: "list MediaListWillAddItem"),
+                MatrixCell(member: "list.items", event: "list MediaListItemDeleted"),
+            ]
         case .listPlayer:
             [MatrixCell(member: "listPlayer.state", event: "listPlayer MediaListPlayerNextItemSet")]
         }
@@ -465,8 +499,10 @@ final class MatrixRun: Sendable {
     private let ended = Locked(false)
     private let inputs: [URL]
 
-    init(scenario: MatrixScenario, configuration: MatrixConfiguration, members: [MatrixMember],
-         dropping: String?) throws {
+    init(
+        scenario: MatrixScenario, configuration: MatrixConfiguration, members: [MatrixMember],
+        dropping: String?
+    ) throws {
         self.scenario = scenario
         self.configuration = configuration
         self.members = members
@@ -518,7 +554,8 @@ final class MatrixRun: Sendable {
         switch scenario {
         case .playback, .videoPlayback, .streamPlayback:
             let player = VLCMediaPlayer(library: world.library, configuration: world.objects)
-            let media = scenario == .streamPlayback
+            let media =
+                scenario == .streamPlayback
                 ? VLCMedia(data: MatrixWorld.bytes, library: world.library, configuration: world.mediaConfiguration)
                 : world.makeMedia(inputs[0])
             world.player.set(player)
@@ -541,14 +578,17 @@ final class MatrixRun: Sendable {
             list.append(world.makeMedia(world.spare))
             list.remove(at: 1)
         case .listPlayer:
-            let list = VLCMediaList(media: [world.makeMedia(inputs[0]), world.makeMedia(world.spare)],
-                                    library: world.library, configuration: world.mediaConfiguration)
+            let list = VLCMediaList(
+                media: [world.makeMedia(inputs[0]), world.makeMedia(world.spare)],
+                library: world.library, configuration: world.mediaConfiguration)
             let listPlayer = VLCMediaListPlayer(library: world.library, configuration: world.objects)
             world.list.set(list)
             world.listPlayer.set(listPlayer)
             world.player.set(listPlayer.mediaPlayer)
-            tokens += [subscribe(listPlayer, as: "listPlayer"), subscribe(listPlayer.mediaPlayer, as: "player"),
-                       subscribe(list, as: "list")]
+            tokens += [
+                subscribe(listPlayer, as: "listPlayer"), subscribe(listPlayer.mediaPlayer, as: "player"),
+                subscribe(list, as: "list"),
+            ]
             listPlayer.mediaList = list
             listPlayer.play()
         }
@@ -591,8 +631,9 @@ final class MatrixRun: Sendable {
             tornDown = VLCLibrary.waitForPendingTeardowns(timeout: 0.05)
         }
         XCTAssertTrue(tornDown, "\(configuration) \(scenario) dropping \(dropping ?? "-"): teardowns did not finish")
-        XCTAssertEqual(world.completionsOffReleaseQueue.withLock { $0 }, [],
-                       "\(configuration) \(scenario): completions or .freed ran off the release queue")
+        XCTAssertEqual(
+            world.completionsOffReleaseQueue.withLock { $0 }, [],
+            "\(configuration) \(scenario): completions or .freed ran off the release queue")
         return reached.withLock { $0 }
     }
 }

@@ -30,9 +30,10 @@ final class ReentrancyTests: XCTestCase {
                 }
                 player.media = makeMedia(media)
                 player.play()
-                XCTAssertTrue(log.wait(for: expect, times: times, timeout: 30),
-                              "\(mode): expected \(times)× \(expect), saw \(log.names.filter { !$0.hasSuffix("TimeChanged") && !$0.hasSuffix("PositionChanged") })",
-                              file: file, line: line)
+                XCTAssertTrue(
+                    log.wait(for: expect, times: times, timeout: 30),
+                    "\(mode): expected \(times)× \(expect), saw \(log.names.filter { !$0.hasSuffix("TimeChanged") && !$0.hasSuffix("PositionChanged") })",
+                    file: file, line: line)
                 token.cancel()
                 player.stop()
             }
@@ -87,13 +88,15 @@ final class ReentrancyTests: XCTestCase {
             let seen = Counter()
             let ended = EventLog<MediaPlayerEvent>()
             runWithDeadline(40, "\(mode): cancel in handler") {
-                let player = VLCMediaPlayer(media: makeMedia(SharedMedia.shortWAV), library: TestLibrary.shared,
-                                            configuration: configuration)
+                let player = VLCMediaPlayer(
+                    media: makeMedia(SharedMedia.shortWAV), library: TestLibrary.shared,
+                    configuration: configuration)
                 let box = Box<EventSubscription>(nil)
-                box.set(player.observe { _ in
-                    seen.increment()
-                    box.current?.cancel()
-                })
+                box.set(
+                    player.observe { _ in
+                        seen.increment()
+                        box.current?.cancel()
+                    })
                 let other = player.observe(.endReached) { ended.record($0) }
                 player.play()
                 XCTAssertTrue(ended.wait(for: .endReached))
@@ -122,8 +125,10 @@ final class ReentrancyTests: XCTestCase {
                 let completions = Counter()
                 let freed = Recorder<Bool>()
                 runWithDeadline(40, "\(mode): drop player on \(trigger)") {
-                    let holder = Box<VLCMediaPlayer>(VLCMediaPlayer(
-                        media: makeMedia(SharedMedia.shortWAV), library: TestLibrary.shared, configuration: configuration))
+                    let holder = Box<VLCMediaPlayer>(
+                        VLCMediaPlayer(
+                            media: makeMedia(SharedMedia.shortWAV), library: TestLibrary.shared,
+                            configuration: configuration))
                     let weakPlayer = WeakBox(holder.current!)
                     let token = holder.current!.observe(onCompletion: { completions.increment() }) { event in
                         if event.kind == trigger { holder.clear() }
@@ -147,11 +152,13 @@ final class ReentrancyTests: XCTestCase {
             let completions = Counter()
             runWithDeadline(40, "\(mode): drop media in its handler") {
                 let mediaHolder = Box<VLCMedia>(makeMedia(SharedMedia.shortWAV, configuration: configuration))
-                let player = VLCMediaPlayer(media: mediaHolder.current!, library: TestLibrary.shared,
-                                            configuration: configuration)
+                let player = VLCMediaPlayer(
+                    media: mediaHolder.current!, library: TestLibrary.shared,
+                    configuration: configuration)
                 let weakMedia = WeakBox(mediaHolder.current!)
                 let weakPlayer = WeakBox(player)
-                let token = mediaHolder.current!.observe(.stateChanged, onCompletion: { completions.increment() }) { _ in
+                let token = mediaHolder.current!.observe(.stateChanged, onCompletion: { completions.increment() }) {
+                    _ in
                     weakPlayer.value?.media = nil
                     mediaHolder.clear()
                 }
@@ -174,11 +181,15 @@ final class ReentrancyTests: XCTestCase {
             let configuration = EventsQueueConfiguration(queue: marked.queue, isAsync: false)
             let completions = Counter()
             runWithDeadline(40, "round \(round): Q stops and drops the player") {
-                let holder = Box<VLCMediaPlayer>(VLCMediaPlayer(
-                    media: makeMedia(SharedMedia.twoSecondWAV), library: TestLibrary.shared, configuration: configuration))
+                let holder = Box<VLCMediaPlayer>(
+                    VLCMediaPlayer(
+                        media: makeMedia(SharedMedia.twoSecondWAV), library: TestLibrary.shared,
+                        configuration: configuration))
                 let weakPlayer = WeakBox(holder.current!)
                 let progress = Counter()
-                let token = holder.current!.observe(onCompletion: { completions.increment() }) { _ in progress.increment() }
+                let token = holder.current!.observe(onCompletion: { completions.increment() }) { _ in
+                    progress.increment()
+                }
                 holder.current?.play()
                 XCTAssertTrue(progress.wait(forAtLeast: 3, timeout: 30))
                 marked.queue.async {

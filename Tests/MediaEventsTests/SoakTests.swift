@@ -26,8 +26,10 @@ final class SoakTests: XCTestCase {
             let ok = runWithDeadline(40, "soak play \(play) (\(mode))") {
                 let media = makeMedia(SharedMedia.shortWAV, configuration: configuration)
                 let player = VLCMediaPlayer(media: media, library: TestLibrary.shared, configuration: configuration)
-                let token = player.observe(.playing, .endReached, .encounteredError,
-                                           onCompletion: { completions.increment() }) { log.record($0) }
+                let token = player.observe(
+                    .playing, .endReached, .encounteredError,
+                    onCompletion: { completions.increment() }
+                ) { log.record($0) }
                 let mediaToken = media.observe(onCompletion: { completions.increment() }) { _ in }
                 // Subscriptions come and go while the play runs.
                 var churn: [EventSubscription] = []
@@ -58,8 +60,11 @@ final class SoakTests: XCTestCase {
         XCTAssertEqual(completions.count, 2 * plays)
         let mb = { (bytes: Int) in Double(bytes) / 1_048_576 }
         let growth = mb(peakRSS - warmRSS)
-        print(String(format: "soak: %d plays in %.1f s; RSS after warm-up (%d plays) %.1f MB, peak %.1f MB, growth %.1f MB (bound %.0f MB)",
-                     plays, Date().timeIntervalSince(start), warmUp, mb(warmRSS), mb(peakRSS), growth, boundMB))
+        print(
+            String(
+                format:
+                    "soak: %d plays in %.1f s; RSS after warm-up (%d plays) %.1f MB, peak %.1f MB, growth %.1f MB (bound %.0f MB)",
+                plays, Date().timeIntervalSince(start), warmUp, mb(warmRSS), mb(peakRSS), growth, boundMB))
         // AddressSanitizer keeps freed memory in quarantine (up to 256 MB), so resident memory
         // says nothing about leaks there; Scripts/leaks.sh checks leaks under valgrind instead.
         if Self.isAddressSanitized {

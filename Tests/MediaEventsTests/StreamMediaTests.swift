@@ -14,8 +14,9 @@ final class StreamMediaTests: XCTestCase {
             let log = EventLog<MediaPlayerEvent>()
             let token = player.observe { log.record($0) }
             player.play()
-            XCTAssertEqual(log.wait(forAnyOf: [.endReached, .encounteredError], timeout: 20), .endReached,
-                           "\(mode): \(log.names)")
+            XCTAssertEqual(
+                log.wait(forAnyOf: [.endReached, .encounteredError], timeout: 20), .endReached,
+                "\(mode): \(log.names)")
             XCTAssertTrue(log.count(of: .playing) >= 1, "\(mode): \(log.names)")
             XCTAssertEqual(media.mrl, "imem://", "\(mode)")
             token.cancel()
@@ -78,7 +79,8 @@ final class StreamMediaTests: XCTestCase {
         let log = EventLog<MediaPlayerEvent>()
         let token = player.observe { log.record($0) }
         player.play()
-        XCTAssertEqual(log.wait(forAnyOf: [.endReached, .encounteredError], timeout: 20), .encounteredError, "\(log.names)")
+        XCTAssertEqual(
+            log.wait(forAnyOf: [.endReached, .encounteredError], timeout: 20), .encounteredError, "\(log.names)")
         XCTAssertEqual(counts.opens.count, 1)
         XCTAssertEqual(counts.closes.count, 0)
         token.cancel()
@@ -133,11 +135,13 @@ final class StreamMediaTests: XCTestCase {
         }
         XCTAssertTrue(ok, "threads did not finish")
         XCTAssertTrue(VLCLibrary.waitForPendingTeardowns(timeout: 30))
-        XCTAssertTrue(waitUntil(20) { counts.sourcesReleased.count == 3 * rounds },
-                      "sources released: \(counts.sourcesReleased.count) of \(3 * rounds)")
+        XCTAssertTrue(
+            waitUntil(20) { counts.sourcesReleased.count == 3 * rounds },
+            "sources released: \(counts.sourcesReleased.count) of \(3 * rounds)")
         XCTAssertEqual(counts.closes.count, counts.opens.count, "every opening closed")
-        XCTAssertEqual(counts.streamsReleasedOffReleaseQueue.count + counts.sourcesReleasedOffReleaseQueue.count, 0,
-                       "a stream or source was released on libvlc's thread")
+        XCTAssertEqual(
+            counts.streamsReleasedOffReleaseQueue.count + counts.sourcesReleasedOffReleaseQueue.count, 0,
+            "a stream or source was released on libvlc's thread")
     }
 }
 
@@ -156,7 +160,6 @@ final class StreamCounts: Sendable {
 extension Locked where Value == Bool {
     var value: Bool { withLock { $0 } }
 }
-
 
 /// A stream over bytes that counts what libvlc does with it.
 final class CountingStream: VLCMediaStream {

@@ -90,9 +90,12 @@ final class StressTests: XCTestCase {
                 let weakMedia = WeakBox(holder.current!)
                 let delivered = Counter()
                 let completions = Recorder<Int>()
-                let token = holder.current!.observe(.metaChanged, onCompletion: {
-                    completions.record(delivered.count)
-                }) { _ in delivered.increment() }
+                let token = holder.current!.observe(
+                    .metaChanged,
+                    onCompletion: {
+                        completions.record(delivered.count)
+                    }
+                ) { _ in delivered.increment() }
                 let senders = 8, perSender = 100
                 let held = (0..<senders).map { _ in Box<VLCMedia>(holder.current) }
                 startThreads(count: senders, name: "drop-in-flight") { index in
@@ -122,18 +125,24 @@ final class StressTests: XCTestCase {
                 let weakPlayer = Recorder<WeakBox<VLCMediaPlayer>>()
                 let survivors = Recorder<EventSubscription>()
                 let ok = runWithDeadline(40, "\(mode) round \(round)") {
-                    let holder = Box<VLCMediaPlayer>(VLCMediaPlayer(
-                        media: makeMedia(SharedMedia.twoSecondWAV), library: TestLibrary.shared,
-                        configuration: configuration))
+                    let holder = Box<VLCMediaPlayer>(
+                        VLCMediaPlayer(
+                            media: makeMedia(SharedMedia.twoSecondWAV), library: TestLibrary.shared,
+                            configuration: configuration))
                     let player = holder.current!
                     weakPlayer.record(WeakBox(player))
                     let progress = EventLog<MediaPlayerEvent>()
                     let done = Counter()
-                    survivors.record(player.observe(.timeChanged, .positionChanged, .endReached,
-                                                    onCompletion: { completions.increment(); done.increment() }) { event in
-                        if done.count > 0 { lateEvents.increment() }
-                        progress.record(event)
-                    })
+                    survivors.record(
+                        player.observe(
+                            .timeChanged, .positionChanged, .endReached,
+                            onCompletion: {
+                                completions.increment(); done.increment()
+                            }
+                        ) { event in
+                            if done.count > 0 { lateEvents.increment() }
+                            progress.record(event)
+                        })
                     player.play()
                     XCTAssertTrue(progress.wait(for: .timeChanged), "\(mode): no progress")
                     startThreads(count: 8, name: "player-storm") { index in
@@ -143,16 +152,20 @@ final class StressTests: XCTestCase {
                             return
                         }
                         for n in 0..<100 {
-                            let token = player.observe(.timeChanged, onCompletion: { completions.increment() }) { _ in _ = n }
-                            if n % 10 == 0 { survivors.record(token) } else { token.cancel() }  // cancelled: no completion
+                            let token = player.observe(.timeChanged, onCompletion: { completions.increment() }) { _ in
+                                _ = n
+                            }
+                            // A cancelled one gets no completion.
+                            if n % 10 == 0 { survivors.record(token) } else { token.cancel() }
                         }
                     }
                     _ = player  // the storm's last strong reference ends with this closure
                 }
                 guard ok else { return }
                 let expected = 1 + 7 * 10
-                XCTAssertTrue(waitUntil(30) { completions.count == expected },
-                              "\(mode): \(completions.count) of \(expected) completions")
+                XCTAssertTrue(
+                    waitUntil(30) { completions.count == expected },
+                    "\(mode): \(completions.count) of \(expected) completions")
                 XCTAssertTrue(waitUntil(30) { weakPlayer.values.first?.value == nil }, "\(mode): player never freed")
                 usleep(50_000)
                 XCTAssertEqual(completions.count, expected, "\(mode): a completion ran twice")

@@ -14,10 +14,11 @@ final class SubscriptionScalingTests: XCTestCase {
         var tokens: [EventSubscription] = []
         tokens.reserveCapacity(count)
         for index in 0..<count {
-            tokens.append(media.observe(.metaChanged) { _ in
-                hits.withLock { $0[index] += 1 }
-                order.withLock { $0?.append(index) }
-            })
+            tokens.append(
+                media.observe(.metaChanged) { _ in
+                    hits.withLock { $0[index] += 1 }
+                    order.withLock { $0?.append(index) }
+                })
         }
         order.withLock { $0 = [] }
         media.setMeta(.title, "all")
@@ -38,11 +39,12 @@ final class SubscriptionScalingTests: XCTestCase {
             while cancelling.withLock({ $0 }) { media.setMeta(.title, "during") }
         }
         sender.start()
-        XCTAssertTrue(startThreads(count: threads, timeout: 60, name: "cancel-first-half") { thread in
-            for position in stride(from: thread, to: firstHalf.count, by: threads) {
-                shared.value[firstHalf[position]].cancel()
-            }
-        })
+        XCTAssertTrue(
+            startThreads(count: threads, timeout: 60, name: "cancel-first-half") { thread in
+                for position in stride(from: thread, to: firstHalf.count, by: threads) {
+                    shared.value[firstHalf[position]].cancel()
+                }
+            })
         cancelling.withLock { $0 = false }
         XCTAssertEqual(media.eventHub.sinkCount, count - firstHalf.count)
 
@@ -54,7 +56,8 @@ final class SubscriptionScalingTests: XCTestCase {
         let after = hits.withLock { $0 }
         let live = Set(secondHalf)
         for index in 0..<count where after[index] - before[index] != (live.contains(index) ? 1 : 0) {
-            XCTFail("subscription \(index) (live: \(live.contains(index))) got \(after[index] - before[index]) of 1 event")
+            XCTFail(
+                "subscription \(index) (live: \(live.contains(index))) got \(after[index] - before[index]) of 1 event")
             break
         }
         XCTAssertEqual(order.withLock { $0 }, secondHalf.sorted(), "the live ones, still in subscription order")
@@ -63,11 +66,12 @@ final class SubscriptionScalingTests: XCTestCase {
         XCTAssertTrue(firstHalf.allSatisfy { !tokens[$0].isActive })
 
         // The rest, from 8 threads.
-        XCTAssertTrue(startThreads(count: threads, timeout: 60, name: "cancel-second-half") { thread in
-            for position in stride(from: thread, to: secondHalf.count, by: threads) {
-                shared.value[secondHalf[position]].cancel()
-            }
-        })
+        XCTAssertTrue(
+            startThreads(count: threads, timeout: 60, name: "cancel-second-half") { thread in
+                for position in stride(from: thread, to: secondHalf.count, by: threads) {
+                    shared.value[secondHalf[position]].cancel()
+                }
+            })
         XCTAssertEqual(media.eventHub.sinkCount, 0)
         let settled = hits.withLock { $0 }
         media.setMeta(.title, "none")

@@ -56,10 +56,11 @@ final class SubscriptionTests: XCTestCase {
             let media = makeMedia(SharedMedia.shortWAV, configuration: configuration)
             let seen = Counter()
             let tokenBox = Box<EventSubscription>(nil)
-            tokenBox.set(media.observe(.metaChanged) { _ in
-                seen.increment()
-                tokenBox.current?.cancel()
-            })
+            tokenBox.set(
+                media.observe(.metaChanged) { _ in
+                    seen.increment()
+                    tokenBox.current?.cancel()
+                })
             runWithDeadline(20, "\(mode): cancel inside the handler") {
                 for _ in 0..<5 { media.setMeta(.title, "x") }
                 if let queue = configuration.dispatchQueue { queue.sync {} }

@@ -14,20 +14,22 @@ final class SupportTests: XCTestCase {
         let url = try TestMedia.wav(seconds: 1.5, sampleRate: 22050)
         let data = try Data(contentsOf: url)
         let bytes = [UInt8](data)
-        func u32(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]) << 16 | Int(bytes[at + 3]) << 24 }
+        func u32(_ at: Int) -> Int {
+            Int(bytes[at]) | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]) << 16 | Int(bytes[at + 3]) << 24
+        }
         func u16(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }
-        let frames = 33075   // 1.5 s * 22050
+        let frames = 33075  // 1.5 s * 22050
         XCTAssertEqual(bytes.count, 44 + frames * 2)
         XCTAssertEqual(String(decoding: bytes[0..<4], as: UTF8.self), "RIFF")
         XCTAssertEqual(u32(4), bytes.count - 8)
         XCTAssertEqual(String(decoding: bytes[8..<12], as: UTF8.self), "WAVE")
         XCTAssertEqual(String(decoding: bytes[12..<16], as: UTF8.self), "fmt ")
         XCTAssertEqual(u32(16), 16)
-        XCTAssertEqual(u16(20), 1)          // PCM
-        XCTAssertEqual(u16(22), 1)          // mono
+        XCTAssertEqual(u16(20), 1)  // PCM
+        XCTAssertEqual(u16(22), 1)  // mono
         XCTAssertEqual(u32(24), 22050)
-        XCTAssertEqual(u32(28), 44100)      // byte rate
-        XCTAssertEqual(u16(32), 2)          // block align
+        XCTAssertEqual(u32(28), 44100)  // byte rate
+        XCTAssertEqual(u16(32), 2)  // block align
         XCTAssertEqual(u16(34), 16)
         XCTAssertEqual(String(decoding: bytes[36..<40], as: UTF8.self), "data")
         XCTAssertEqual(u32(40), frames * 2)
@@ -124,7 +126,7 @@ final class SupportTests: XCTestCase {
         // The single allowed connection is used up: further connections are not served.
         XCTAssertTrue(waitUntil(5) { (try? Self.httpGet(port: server.port, path: "/")) == nil })
         server.stop()
-        server.stop()   // idempotent
+        server.stop()  // idempotent
     }
 
     func testClosedPortRefusesConnections() throws {
@@ -148,7 +150,9 @@ final class SupportTests: XCTestCase {
             // An operation that ignores cancellation and never finishes must not hang the test.
             _ = try await withTimeout(0.2) { () async -> Int in
                 await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
-                    Thread { sleep(2); continuation.resume(returning: 0) }.start()
+                    Thread {
+                        sleep(2); continuation.resume(returning: 0)
+                    }.start()
                 }
             }
             XCTFail("expected TimeoutError")
@@ -169,23 +173,25 @@ final class SupportTests: XCTestCase {
         failureCapture = recorded
         let finished = runWithDeadline(0.2, "a stuck body") { gate.wait() }
         failureCapture = nil
-        gate.signal()   // release the abandoned thread
+        gate.signal()  // release the abandoned thread
         XCTAssertFalse(finished)
         XCTAssertEqual(recorded.values.count, 1)
-        XCTAssertTrue(recorded.values.first?.contains("a stuck body did not finish within 0.2 s (deadlock?)") ?? false,
-                      "\(recorded.values)")
+        XCTAssertTrue(
+            recorded.values.first?.contains("a stuck body did not finish within 0.2 s (deadlock?)") ?? false,
+            "\(recorded.values)")
     }
 
     func testStartThreadsRunsConcurrently() {
         let inside = Counter()
-        let overlap = Recorder<Int>()   // how many threads were inside when each arrived
+        let overlap = Recorder<Int>()  // how many threads were inside when each arrived
         let seen = Recorder<Int>()
-        XCTAssertTrue(startThreads(count: 4, timeout: 10) { index in
-            overlap.record(inside.increment())
-            usleep(50_000)
-            inside.increment(by: -1)
-            seen.record(index)
-        })
+        XCTAssertTrue(
+            startThreads(count: 4, timeout: 10) { index in
+                overlap.record(inside.increment())
+                usleep(50_000)
+                inside.increment(by: -1)
+                seen.record(index)
+            })
         XCTAssertEqual(seen.values.sorted(), [0, 1, 2, 3])
         XCTAssertGreaterThan(overlap.values.max() ?? 0, 1, "threads did not overlap")
     }
@@ -205,14 +211,19 @@ final class SupportTests: XCTestCase {
         }
 
         let recorder = RawEventRecorder()
-        XCTAssertTrue(recorder.attach(libvlc_media_player_event_manager(player), tag: 1,
-                                      types: RawEventRecorder.playerEventTypes))
-        XCTAssertTrue(recorder.attach(libvlc_media_event_manager(media), tag: 2,
-                                      types: RawEventRecorder.mediaEventTypes))
+        XCTAssertTrue(
+            recorder.attach(
+                libvlc_media_player_event_manager(player), tag: 1,
+                types: RawEventRecorder.playerEventTypes))
+        XCTAssertTrue(
+            recorder.attach(
+                libvlc_media_event_manager(media), tag: 2,
+                types: RawEventRecorder.mediaEventTypes))
 
         XCTAssertEqual(libvlc_media_player_play(player), 0)
-        XCTAssertTrue(recorder.wait(for: libvlc_MediaPlayerEndReached, timeout: 15),
-                      "no EndReached; saw \(recorder.names)")
+        XCTAssertTrue(
+            recorder.wait(for: libvlc_MediaPlayerEndReached, timeout: 15),
+            "no EndReached; saw \(recorder.names)")
 
         // Never stop/release from a callback thread: this is the test's own thread.
         let objects = UncheckedSendable((player: player, media: media))
@@ -224,7 +235,9 @@ final class SupportTests: XCTestCase {
         }
 
         let events = recorder.events
-        if ProcessInfo.processInfo.environment["RAWREC_DUMP"] != nil { print(events.map(\.description).joined(separator: "\n")) }
+        if ProcessInfo.processInfo.environment["RAWREC_DUMP"] != nil {
+            print(events.map(\.description).joined(separator: "\n"))
+        }
         let player1 = events.filter { $0.sourceTag == 1 }.map(\.type)
         func index(_ t: libvlc_event_e) -> Int? { player1.firstIndex(of: Int32(bitPattern: t.rawValue)) }
         let opening = index(libvlc_MediaPlayerOpening)
@@ -240,7 +253,8 @@ final class SupportTests: XCTestCase {
         XCTAssertEqual(events.map(\.seq), Array(0..<events.count))
         XCTAssertFalse(events.contains { $0.type == Int32(bitPattern: libvlc_MediaPlayerEncounteredError.rawValue) })
         // Payloads: a 0.5 s file has length ~500 ms; the media reported a parsed status.
-        if let length = events.first(where: { $0.type == Int32(bitPattern: libvlc_MediaPlayerLengthChanged.rawValue) }) {
+        if let length = events.first(where: { $0.type == Int32(bitPattern: libvlc_MediaPlayerLengthChanged.rawValue) })
+        {
             XCTAssertEqual(Double(length.i1), 500, accuracy: 100)
         }
         XCTAssertTrue(events.contains { $0.sourceTag == 2 }, "no media events: \(events)")
@@ -255,8 +269,10 @@ final class SupportTests: XCTestCase {
         defer { libvlc_release(instance) }
         guard let list = libvlc_media_list_new(instance) else { return XCTFail("media_list_new") }
         let recorder = RawEventRecorder()
-        XCTAssertTrue(recorder.attach(libvlc_media_list_event_manager(list), tag: 7,
-                                      types: RawEventRecorder.mediaListEventTypes))
+        XCTAssertTrue(
+            recorder.attach(
+                libvlc_media_list_event_manager(list), tag: 7,
+                types: RawEventRecorder.mediaListEventTypes))
         let wav = try TestMedia.wav(seconds: 0.1)
         for _ in 0..<3 {
             guard let media = libvlc_media_new_path(instance, wav.path) else { return XCTFail("media") }
@@ -266,11 +282,13 @@ final class SupportTests: XCTestCase {
             libvlc_media_release(media)
         }
         recorder.detachAll()
-        recorder.detachAll()   // idempotent: must not double-detach (that would abort)
+        recorder.detachAll()  // idempotent: must not double-detach (that would abort)
         libvlc_media_list_release(list)
 
         let events = recorder.events
-        XCTAssertEqual(events.map(\.name), Array(repeating: ["MediaListWillAddItem", "MediaListItemAdded"], count: 3).flatMap { $0 })
+        XCTAssertEqual(
+            events.map(\.name),
+            Array(repeating: ["MediaListWillAddItem", "MediaListItemAdded"], count: 3).flatMap { $0 })
         XCTAssertEqual(events.map(\.i2), [0, 0, 1, 1, 2, 2])
         XCTAssertTrue(events.allSatisfy { $0.i1 == 1 && $0.sourceTag == 7 })
     }
@@ -326,15 +344,18 @@ final class SupportTests: XCTestCase {
         ]
         for (label, url) in cases {
             let names = Self.play(url, instance: instance)
-            XCTAssertTrue(names.contains("MediaPlayerEndReached") || names.contains("MediaPlayerEncounteredError"),
-                          "\(label): \(names)")
+            XCTAssertTrue(
+                names.contains("MediaPlayerEndReached") || names.contains("MediaPlayerEncounteredError"),
+                "\(label): \(names)")
         }
     }
 
     /// Plays `url` to its end or error (10 s limit) and returns the player event names seen.
     static func play(_ url: URL, instance: OpaquePointer) -> [String] {
-        let media = url.isFileURL ? libvlc_media_new_path(instance, url.path)
-                                  : libvlc_media_new_location(instance, url.absoluteString)
+        let media =
+            url.isFileURL
+            ? libvlc_media_new_path(instance, url.path)
+            : libvlc_media_new_location(instance, url.absoluteString)
         guard let media, let player = libvlc_media_player_new_from_media(media) else { return ["<no player>"] }
         let recorder = RawEventRecorder()
         recorder.attach(libvlc_media_player_event_manager(player), types: RawEventRecorder.playerEventTypes)
@@ -377,11 +398,15 @@ final class SupportTests: XCTestCase {
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n <= 0 { break }   // EOF, reset or timeout
+            if n <= 0 { break }  // EOF, reset or timeout
             all.append(contentsOf: buffer[0..<n])
         }
         let separator = Array("\r\n\r\n".utf8)
-        guard let split = (0...(max(0, all.count - 4))).first(where: { all.count >= 4 && Array(all[$0..<($0 + 4)]) == separator }) else {
+        guard
+            let split = (0...(max(0, all.count - 4))).first(where: {
+                all.count >= 4 && Array(all[$0..<($0 + 4)]) == separator
+            })
+        else {
             throw Failure(what: "no header in \(all.count) bytes")
         }
         return (String(decoding: all[0..<split], as: UTF8.self), Data(all[(split + 4)...]))
@@ -391,8 +416,10 @@ final class SupportTests: XCTestCase {
 
     private var failureCapture: Recorder<String>?
 
-    override func recordFailure(withDescription description: String, inFile filePath: String,
-                                atLine lineNumber: Int, expected: Bool) {
+    override func recordFailure(
+        withDescription description: String, inFile filePath: String,
+        atLine lineNumber: Int, expected: Bool
+    ) {
         if let failureCapture {
             failureCapture.record(description)
             return

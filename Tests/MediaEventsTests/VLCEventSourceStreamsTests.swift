@@ -15,8 +15,9 @@ final class VLCEventSourceStreamsTests: XCTestCase {
 
     func testWaitFor_whenTriggerStartsPlayback_returnsTheEventItCaused() async throws {
         let library = try Self.library.get()
-        let player = VLCMediaPlayer(media: VLCMedia(url: try TestMedia.wav(seconds: 0.3), library: library),
-                                    library: library)
+        let player = VLCMediaPlayer(
+            media: VLCMedia(url: try TestMedia.wav(seconds: 0.3), library: library),
+            library: library)
         // A 0.3 s WAV on the dummy output ends within milliseconds: subscribing after play()
         // could miss it, waitFor subscribes first.
         let event = try await withTimeout(30) {
@@ -86,8 +87,9 @@ final class VLCEventSourceStreamsTests: XCTestCase {
 
     func testPlayToEnd_whenPlayedTwice_returnsEndReachedOfEachPlayback() async throws {
         let library = try Self.library.get()
-        let player = VLCMediaPlayer(media: VLCMedia(url: try TestMedia.wav(seconds: 0.3), library: library),
-                                    library: library)
+        let player = VLCMediaPlayer(
+            media: VLCMedia(url: try TestMedia.wav(seconds: 0.3), library: library),
+            library: library)
         let first = try await withTimeout(30) { try await player.playToEnd(timeout: .seconds(25)) }
         XCTAssertEqual(first.kind, .endReached)
         // Restarting after the end stops the old input first (Stopped); that belongs to the

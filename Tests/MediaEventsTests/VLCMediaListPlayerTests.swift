@@ -32,9 +32,12 @@ final class VLCMediaListPlayerTests: XCTestCase {
         }
         XCTAssertEqual(played, urls.map(\.lastPathComponent))
         XCTAssertEqual(playerEnds.count, 3)
-        XCTAssertEqual(events.values.map(\.name),
-                       ["MediaListPlayerNextItemSet", "MediaListPlayerNextItemSet",
-                        "MediaListPlayerNextItemSet", "MediaListPlayerPlayed", "MediaListPlayerStopped"])
+        XCTAssertEqual(
+            events.values.map(\.name),
+            [
+                "MediaListPlayerNextItemSet", "MediaListPlayerNextItemSet",
+                "MediaListPlayerNextItemSet", "MediaListPlayerPlayed", "MediaListPlayerStopped",
+            ])
         token.cancel()
         playerToken.cancel()
     }
@@ -55,7 +58,8 @@ final class VLCMediaListPlayerTests: XCTestCase {
             }
             let media = player.media
             let again = player.media
-            seen.record(media?.mrl == item.mrl && media === again ? item.mrl : "mismatch \(media?.mrl ?? "nil") vs \(item.mrl)")
+            seen.record(
+                media?.mrl == item.mrl && media === again ? item.mrl : "mismatch \(media?.mrl ?? "nil") vs \(item.mrl)")
         }
         XCTAssertNil(listPlayer.mediaPlayer.media)
         listPlayer.play()
@@ -67,7 +71,9 @@ final class VLCMediaListPlayerTests: XCTestCase {
         XCTAssertTrue(listPlayer.mediaPlayer.media === own)
         let applied = runWithDeadline(30, "waiting for the player's queue") {
             let done = DispatchSemaphore(value: 0)
-            Task { await listPlayer.mediaPlayer.waitForPendingControls(); done.signal() }
+            Task {
+                await listPlayer.mediaPlayer.waitForPendingControls(); done.signal()
+            }
             done.wait()
         }
         XCTAssertTrue(applied)
@@ -79,12 +85,15 @@ final class VLCMediaListPlayerTests: XCTestCase {
     /// Stopped arrives and nothing else is played.
     func testStop_whenCalledFromOwnHandler() throws {
         let library = try VLCLibrary()
-        for configuration in [EventsDefaultConfiguration() as any EventsConfiguring,
-                              EventsQueueConfiguration(queue: DispatchQueue(label: "h"), isAsync: false)] {
+        for configuration in [
+            EventsDefaultConfiguration() as any EventsConfiguring,
+            EventsQueueConfiguration(queue: DispatchQueue(label: "h"), isAsync: false),
+        ] {
             // Items long enough that the queued stop comes before the first one ends, even on a
             // loaded machine (a 0.3 s item ended first once: a second NextItemSet and Stopped).
-            let list = VLCMediaList(media: (0..<3).map { _ in VLCMedia(path: SharedMedia.twoSecondWAV.path, library: library) },
-                                    library: library)
+            let list = VLCMediaList(
+                media: (0..<3).map { _ in VLCMedia(path: SharedMedia.twoSecondWAV.path, library: library) },
+                library: library)
             let listPlayer = VLCMediaListPlayer(library: library, configuration: configuration)
             listPlayer.mediaList = list
             let events = Recorder<MediaListPlayerEvent.Kind>()
@@ -100,7 +109,9 @@ final class VLCMediaListPlayerTests: XCTestCase {
             XCTAssertTrue(events.wait(timeout: 30) { $0 == .stopped }, "\(events.values)")
             let finished = runWithDeadline(30, "waiting for the list player's queue") {
                 let done = DispatchSemaphore(value: 0)
-                Task { await listPlayer.waitForPendingControls(); done.signal() }
+                Task {
+                    await listPlayer.waitForPendingControls(); done.signal()
+                }
                 done.wait()
             }
             XCTAssertTrue(finished)
@@ -180,8 +191,12 @@ final class VLCMediaListPlayerTests: XCTestCase {
         }
         listPlayer.play(at: 1)
         XCTAssertTrue(events.wait(timeout: 30) { $0 == "MediaListPlayerPlayed" }, "\(events.values)")
-        XCTAssertEqual(events.values, ["player:item1.wav", "player:item2.wav", "item2.wav",
-                                       "MediaListPlayerPlayed"])
+        XCTAssertEqual(
+            events.values,
+            [
+                "player:item1.wav", "player:item2.wav", "item2.wav",
+                "MediaListPlayerPlayed",
+            ])
         listPlayer.play(at: 7)
         listPlayer.stop()
         XCTAssertTrue(events.wait(timeout: 30) { $0 == "MediaListPlayerStopped" }, "\(events.values)")
@@ -247,9 +262,12 @@ final class VLCMediaListPlayerTests: XCTestCase {
         let url = try TestMedia.wav(seconds: 0.2)
         for round in 0..<iterations {
             var listPlayer: VLCMediaListPlayer? = VLCMediaListPlayer(library: library)
-            var list: VLCMediaList? = VLCMediaList(media: [VLCMedia(url: url, library: library),
-                                                           VLCMedia(url: url, library: library)],
-                                                   library: library)
+            var list: VLCMediaList? = VLCMediaList(
+                media: [
+                    VLCMedia(url: url, library: library),
+                    VLCMedia(url: url, library: library),
+                ],
+                library: library)
             listPlayer!.mediaList = list
             tokens.append(listPlayer!.observe(onCompletion: { completions.increment() }) { _ in })
             tokens.append(list!.observe(onCompletion: { completions.increment() }) { _ in })

@@ -138,10 +138,11 @@ final class VLCMediaListTests: XCTestCase {
             for round in 0..<iterations {
                 var list: VLCMediaList? = VLCMediaList(
                     library: library, configuration: EventsQueueConfiguration(queue: queue, isAsync: true))
-                tokens.record(list!.observe(onCompletion: { completions.increment() }) { _ in
-                    delivered.increment()
-                    usleep(200)
-                })
+                tokens.record(
+                    list!.observe(onCompletion: { completions.increment() }) { _ in
+                        delivered.increment()
+                        usleep(200)
+                    })
                 for k in 0..<20 { list!.append(Self.media("t\(round)-\(k)", library)) }
                 // libvlc has sent the events; their deliveries are still queued behind the
                 // slow handlers when the last reference goes.

@@ -5,8 +5,10 @@ import XCTest
 
 final class VLCMediaParsingTests: XCTestCase {
     /// Runs an async body with a deadline and fails (instead of hanging) past it.
-    private func parse(_ media: VLCMedia, options: ParseOptions = .local, timeout: Duration? = nil,
-                       file: StaticString = #filePath, line: UInt = #line) async throws -> ParsedStatus {
+    private func parse(
+        _ media: VLCMedia, options: ParseOptions = .local, timeout: Duration? = nil,
+        file: StaticString = #filePath, line: UInt = #line
+    ) async throws -> ParsedStatus {
         try await withTimeout(30) { try await media.parse(options: options, timeout: timeout) }
     }
 
@@ -27,8 +29,9 @@ final class VLCMediaParsingTests: XCTestCase {
         XCTAssertFalse(tracks.first?.codecDescription.isEmpty ?? true)
         XCTAssertNotNil(media.meta(.title))
         XCTAssertTrue(events.wait(timeout: 10) { if case .parsedChanged(.done) = $0 { true } else { false } })
-        XCTAssertTrue(events.values.contains { if case .durationChanged(500) = $0 { true } else { false } },
-                      "\(events.values)")
+        XCTAssertTrue(
+            events.values.contains { if case .durationChanged(500) = $0 { true } else { false } },
+            "\(events.values)")
         XCTAssertTrue(events.values.contains { $0.kind == .metaChanged }, "\(events.values)")
         XCTAssertEqual(events.values.filter { $0.kind == .parsedChanged }.map(\.name), ["MediaParsedChanged"])
         // Parsed before: returns the same result at once, without a second event.
@@ -67,8 +70,9 @@ final class VLCMediaParsingTests: XCTestCase {
         XCTAssertTrue(trees.wait(forAtLeast: 1, timeout: 10))
         XCTAssertEqual(media.subItems.map { URL(string: $0.mrl)!.lastPathComponent }, entries.map(\.lastPathComponent))
         XCTAssertTrue(listEvents.wait(forCount: 7, timeout: 10))
-        XCTAssertEqual(listEvents.values,
-                       Array(repeating: [.willAddItem, .itemAdded], count: 3).flatMap { $0 } + [.endReached])
+        XCTAssertEqual(
+            listEvents.values,
+            Array(repeating: [.willAddItem, .itemAdded], count: 3).flatMap { $0 } + [.endReached])
         // The sub-items parse like any media.
         let firstStatus = try await parse(media.subItems[0])
         XCTAssertEqual(firstStatus, .done)
@@ -108,8 +112,9 @@ final class VLCMediaParsingTests: XCTestCase {
         let stalled = VLCMedia(url: URL(string: "http://127.0.0.1:\(silent.port)/a.wav")!, library: library)
         let stalledStatus = try await parse(stalled, options: .network, timeout: .milliseconds(500))
         XCTAssertEqual(stalledStatus, .timeout)
-        let refused = VLCMedia(url: URL(string: "http://127.0.0.1:\(try LocalHTTPServer.closedPort())/a.wav")!,
-                               library: library)
+        let refused = VLCMedia(
+            url: URL(string: "http://127.0.0.1:\(try LocalHTTPServer.closedPort())/a.wav")!,
+            library: library)
         let refusedStatus = try await parse(refused, options: .network, timeout: .seconds(10))
         XCTAssertEqual(refusedStatus, .failed)
         let local = VLCMedia(url: URL(string: "http://127.0.0.1:\(silent.port)/b.wav")!, library: library)
@@ -170,12 +175,14 @@ final class VLCMediaParsingTests: XCTestCase {
         var media: [VLCMedia] = []
         let delivered = Counter()
         for _ in 0..<iterations {
-            let item = VLCMedia(url: url, library: library,
-                                configuration: EventsQueueConfiguration(queue: queue, isAsync: true))
-            tokens.append(item.observe(onCompletion: { completions.increment() }) { _ in
-                delivered.increment()
-                usleep(2000)
-            })
+            let item = VLCMedia(
+                url: url, library: library,
+                configuration: EventsQueueConfiguration(queue: queue, isAsync: true))
+            tokens.append(
+                item.observe(onCompletion: { completions.increment() }) { _ in
+                    delivered.increment()
+                    usleep(2000)
+                })
             try item.startParsing()
             media.append(item)
         }
@@ -202,7 +209,9 @@ final class SilentServer: Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = 0
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(fd, 16) == 0 else { throw TestMedia.Failure(description: "silent server") }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)

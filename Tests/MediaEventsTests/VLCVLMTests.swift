@@ -25,8 +25,12 @@ final class VLCVLMTests: XCTestCase {
         try await withTimeout(30) {
             try await vlm.addBroadcastAndWait(name: "first", input: input, output: "#dummy")
         }
-        XCTAssertEqual(events.values, [VLMEvent(kind: .mediaAdded, mediaName: "first"),
-                                       VLMEvent(kind: .mediaChanged, mediaName: "first")])
+        XCTAssertEqual(
+            events.values,
+            [
+                VLMEvent(kind: .mediaAdded, mediaName: "first"),
+                VLMEvent(kind: .mediaChanged, mediaName: "first"),
+            ])
         XCTAssertEqual(events.values.map(\.name), ["VlmMediaAdded", "VlmMediaChanged"])
         do {
             try await withTimeout(30) {
@@ -53,18 +57,21 @@ final class VLCVLMTests: XCTestCase {
         let input = try TestMedia.wav(seconds: 0.5, name: "in.wav")
         let output = input.deletingLastPathComponent().appendingPathComponent("out.wav")
         try await withTimeout(30) {
-            try await vlm.addBroadcastAndWait(name: "cast", input: input.absoluteString,
-                                              output: Self.wavOutput(output))
+            try await vlm.addBroadcastAndWait(
+                name: "cast", input: input.absoluteString,
+                output: Self.wavOutput(output))
             try await vlm.playAndWait(name: "cast")
         }
         XCTAssertTrue(events.wait(timeout: 30) { $0.kind == .instanceStopped }, "\(events.values)")
         let instance = events.values.filter { Self.instanceKinds.contains($0.kind) }
         // Started comes from play's thread, the status events from the input thread: libvlc
         // does not order Started against Opening.
-        XCTAssertEqual(Set(instance.prefix(2).map(\.kind)), [.instanceStarted, .instanceStatusOpening],
-                       "\(instance)")
-        XCTAssertEqual(instance.dropFirst(2).map(\.kind),
-                       [.instanceStatusPlaying, .instanceStatusEnd, .instanceStopped], "\(instance)")
+        XCTAssertEqual(
+            Set(instance.prefix(2).map(\.kind)), [.instanceStarted, .instanceStatusOpening],
+            "\(instance)")
+        XCTAssertEqual(
+            instance.dropFirst(2).map(\.kind),
+            [.instanceStatusPlaying, .instanceStatusEnd, .instanceStopped], "\(instance)")
         XCTAssertTrue(events.values.allSatisfy { $0.mediaName == "cast" }, "\(events.values)")
         XCTAssertTrue(events.values.allSatisfy { $0.instanceName == nil }, "\(events.values)")
         let written = try FileManager.default.attributesOfItem(atPath: output.path)[.size] as? Int ?? 0
@@ -87,8 +94,9 @@ final class VLCVLMTests: XCTestCase {
         let token = vlm.observe { events.record($0.kind) }
         let input = try TestMedia.wav(seconds: 10).absoluteString
         try await withTimeout(30) {
-            try await vlm.addBroadcastAndWait(name: "paced", input: input,
-                                              output: "#std{access=udp,mux=ts,dst=127.0.0.1:9}")
+            try await vlm.addBroadcastAndWait(
+                name: "paced", input: input,
+                output: "#std{access=udp,mux=ts,dst=127.0.0.1:9}")
             try await vlm.playAndWait(name: "paced")
         }
         XCTAssertTrue(events.wait(timeout: 30) { $0 == .instanceStatusPlaying }, "\(events.values)")
@@ -101,8 +109,12 @@ final class VLCVLMTests: XCTestCase {
             try await vlm.stopAndWait(name: "paced")
             try await vlm.deleteMediaAndWait(name: "paced")
         }
-        XCTAssertEqual(events.values, [.instanceStatusPause, .instanceStatusPlaying, .instanceStatusEnd,
-                                       .instanceStopped, .mediaRemoved])
+        XCTAssertEqual(
+            events.values,
+            [
+                .instanceStatusPause, .instanceStatusPlaying, .instanceStatusEnd,
+                .instanceStopped, .mediaRemoved,
+            ])
         token.cancel()
     }
 
@@ -120,9 +132,11 @@ final class VLCVLMTests: XCTestCase {
         }
         XCTAssertEqual(events.values.last, VLMEvent(kind: .mediaRemoved, mediaName: "gone"))
         events.removeAll()
-        for call in [{ try await vlm.deleteMediaAndWait(name: "gone") },
-                     { try await vlm.playAndWait(name: "never") },
-                     { try await vlm.setEnabledAndWait(name: "never", false) }] as [@Sendable () async throws -> Void] {
+        for call in [
+            { try await vlm.deleteMediaAndWait(name: "gone") },
+            { try await vlm.playAndWait(name: "never") },
+            { try await vlm.setEnabledAndWait(name: "never", false) },
+        ] as [@Sendable () async throws -> Void] {
             do {
                 try await withTimeout(30) { try await call() }
                 XCTFail("a call on an unknown name succeeded")
@@ -142,8 +156,10 @@ final class VLCVLMTests: XCTestCase {
     func testControls_whenCalledFromOwnHandler() throws {
         let library = try VLCLibrary()
         let input = try TestMedia.wav(seconds: 0.3).absoluteString
-        for configuration in [EventsDefaultConfiguration() as any EventsConfiguring,
-                              EventsQueueConfiguration(queue: DispatchQueue(label: "h"), isAsync: false)] {
+        for configuration in [
+            EventsDefaultConfiguration() as any EventsConfiguring,
+            EventsQueueConfiguration(queue: DispatchQueue(label: "h"), isAsync: false),
+        ] {
             let vlm = try VLCVLM(library: library, configuration: configuration)
             let events = Recorder<VLMEvent.Kind>()
             let token = vlm.observe { [weak vlm] event in
@@ -159,11 +175,14 @@ final class VLCVLMTests: XCTestCase {
             }
             vlm.addBroadcast(name: "self", input: input, output: "#dummy")
             XCTAssertTrue(events.wait(timeout: 30) { $0 == .mediaRemoved }, "\(configuration): \(events.values)")
-            XCTAssertTrue(runWithDeadline(30, "waiting for the VLM control queue") {
-                let done = DispatchSemaphore(value: 0)
-                Task { await vlm.waitForPendingControls(); done.signal() }
-                done.wait()
-            })
+            XCTAssertTrue(
+                runWithDeadline(30, "waiting for the VLM control queue") {
+                    let done = DispatchSemaphore(value: 0)
+                    Task {
+                        await vlm.waitForPendingControls(); done.signal()
+                    }
+                    done.wait()
+                })
             XCTAssertEqual(events.values.first, .mediaAdded)
             XCTAssertEqual(events.values.last, .mediaRemoved)
             XCTAssertTrue(events.values.contains(.instanceStatusEnd), "\(events.values)")
@@ -261,16 +280,17 @@ final class VLCVLMTests: XCTestCase {
         let failures = Counter()
         let perThread = 5
         let tokens = Locked<[EventSubscription]>([])
-        XCTAssertTrue(startThreads(count: 8, timeout: 60) { _ in
-            for _ in 0..<perThread {
-                guard let vlm = try? VLCVLM(library: library) else {
-                    failures.increment()
-                    continue
+        XCTAssertTrue(
+            startThreads(count: 8, timeout: 60) { _ in
+                for _ in 0..<perThread {
+                    guard let vlm = try? VLCVLM(library: library) else {
+                        failures.increment()
+                        continue
+                    }
+                    let token = vlm.observe(onCompletion: { completions.increment() }) { _ in }
+                    tokens.withLock { $0.append(token) }
                 }
-                let token = vlm.observe(onCompletion: { completions.increment() }) { _ in }
-                tokens.withLock { $0.append(token) }
-            }
-        })
+            })
         XCTAssertEqual(failures.count, 0)
         XCTAssertTrue(completions.wait(forAtLeast: 8 * perThread, timeout: 30), "\(completions.count)")
         XCTAssertEqual(completions.count, 8 * perThread)

@@ -13,7 +13,8 @@ struct ControlQueue: Sendable {
     ///   whenever it has work. Objects made by the thousand (media) share one, so that
     ///   tearing many down at once does not start a thread each.
     init(for what: String, native: OpaquePointer, target: DispatchQueue? = nil) {
-        queue = target.map { DispatchQueue(label: "MediaEvents.control.\(what)", target: $0) }
+        queue =
+            target.map { DispatchQueue(label: "MediaEvents.control.\(what)", target: $0) }
             ?? ServiceQueues.control(for: what)
         self.native = NativePointer(raw: native)
     }

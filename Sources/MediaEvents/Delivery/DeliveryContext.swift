@@ -37,8 +37,9 @@ enum DeliveryContext {
     @inline(__always)
     static func with<Result>(sender: UInt, handler: UInt, isBlocking: Bool, _ body: () -> Result) -> Result {
         let key = key
-        var frame = Frame(sender: sender, handler: handler, isBlocking: isBlocking,
-                          previous: pthread_getspecific(key))
+        var frame = Frame(
+            sender: sender, handler: handler, isBlocking: isBlocking,
+            previous: pthread_getspecific(key))
         return withUnsafeMutablePointer(to: &frame) { pointer in
             pthread_setspecific(key, pointer)
             defer { pthread_setspecific(key, pointer.pointee.previous) }

@@ -22,11 +22,15 @@ public final class DrainStatistics: Sendable {
 
     /// The counters, in the order of `names`, and resets them.
     public func take() -> [Int] {
-        [drainsScheduled.exchange(0, ordering: .relaxed), batches.exchange(0, ordering: .relaxed),
-         queueGivenBack.exchange(0, ordering: .relaxed), lingerExpired.exchange(0, ordering: .relaxed),
-         lingerYields.exchange(0, ordering: .relaxed), sliceEnded.exchange(0, ordering: .relaxed)]
+        [
+            drainsScheduled.exchange(0, ordering: .relaxed), batches.exchange(0, ordering: .relaxed),
+            queueGivenBack.exchange(0, ordering: .relaxed), lingerExpired.exchange(0, ordering: .relaxed),
+            lingerYields.exchange(0, ordering: .relaxed), sliceEnded.exchange(0, ordering: .relaxed),
+        ]
     }
 
-    public static let names = ["drains scheduled", "batches", "queue given back", "linger expired",
-                               "linger yields", "slice ended"]
+    public static let names = [
+        "drains scheduled", "batches", "queue given back", "linger expired",
+        "linger yields", "slice ended",
+    ]
 }

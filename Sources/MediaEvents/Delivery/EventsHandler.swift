@@ -105,9 +105,11 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         // closure made here, in a generic context, is allocated (it captures the generic
         // environment even when it captures no value), one allocation and free per event on
         // libvlc's thread.
-        dispatch(sender: 0, { body($0) }, queued: { handler, lease in
-            PendingCall(handler: handler, lease: lease, body: body)
-        })
+        dispatch(
+            sender: 0, { body($0) },
+            queued: { handler, lease in
+                PendingCall(handler: handler, lease: lease, body: body)
+            })
     }
 
     /// Runs `body` with the object and `payload`, as `handleEvent(_:)` does.
@@ -132,9 +134,11 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     func handle<Payload: Sendable>(
         _ payload: Payload, sender: UInt, _ deliver: @escaping @Sendable (Object, Payload) -> Void
     ) {
-        dispatch(sender: sender, { deliver($0, payload) }, queued: { handler, lease in
-            PendingDelivery(handler: handler, lease: lease, payload: payload, deliver: deliver)
-        })
+        dispatch(
+            sender: sender, { deliver($0, payload) },
+            queued: { handler, lease in
+                PendingDelivery(handler: handler, lease: lease, payload: payload, deliver: deliver)
+            })
     }
 
     /// The routes: `run` calls the handler now (inline or sync), `queued` makes the node an
@@ -275,7 +279,9 @@ private final class PendingCall<Object: AnyObject & Sendable>: QueuedDelivery, @
     let lease: Unmanaged<Object>
     let body: @Sendable (Object) -> Void
 
-    init(handler: Unmanaged<EventsHandler<Object>>, lease: Unmanaged<Object>, body: @escaping @Sendable (Object) -> Void) {
+    init(
+        handler: Unmanaged<EventsHandler<Object>>, lease: Unmanaged<Object>, body: @escaping @Sendable (Object) -> Void
+    ) {
         self.handler = handler
         self.lease = lease
         self.body = body
@@ -294,7 +300,8 @@ private final class PendingCall<Object: AnyObject & Sendable>: QueuedDelivery, @
 /// An event queued for an asynchronous route: the lease it borrowed, the payload and what to
 /// do with them.
 private final class PendingDelivery<Object: AnyObject & Sendable, Payload: Sendable>: QueuedDelivery,
-    @unchecked Sendable {
+    @unchecked Sendable
+{
     // @unchecked: every stored property is an immutable `let` of a Sendable type; the lease
     // and the handler are kept alive by the borrow this delivery holds until it has run (the
     // object, which cannot be freed while its lease is borrowed, is torn down before the
@@ -304,8 +311,10 @@ private final class PendingDelivery<Object: AnyObject & Sendable, Payload: Senda
     let payload: Payload
     let deliver: @Sendable (Object, Payload) -> Void
 
-    init(handler: Unmanaged<EventsHandler<Object>>, lease: Unmanaged<Object>, payload: Payload,
-         deliver: @escaping @Sendable (Object, Payload) -> Void) {
+    init(
+        handler: Unmanaged<EventsHandler<Object>>, lease: Unmanaged<Object>, payload: Payload,
+        deliver: @escaping @Sendable (Object, Payload) -> Void
+    ) {
         self.handler = handler
         self.lease = lease
         self.payload = payload

@@ -31,12 +31,15 @@ final class LockedSendDetour: Sendable {
     /// Queues the delivery of `event` when it must not be delivered here; `false` to deliver
     /// it as the configuration says.
     func take(_ event: MediaPlayerEvent, _ sender: UInt, _ handler: EventsHandler<VLCMediaPlayer>) -> Bool {
-        guard !isAsync, event.kind == .titleChanged || event.kind == .snapshotTaken
-            || pending.load(ordering: .acquiring) > 0 else { return false }
+        guard !isAsync,
+            event.kind == .titleChanged || event.kind == .snapshotTaken
+                || pending.load(ordering: .acquiring) > 0
+        else { return false }
         pending.add(1, ordering: .relaxed)
         let handler = Unmanaged.passRetained(handler)
         ServiceQueues.pendingTeardowns.async(on: queue) {
-            handler.takeRetainedValue().handle(event, sender: sender) { source, event in source.eventHub.publish(event) }
+            handler.takeRetainedValue().handle(event, sender: sender) { source, event in source.eventHub.publish(event)
+            }
             self.pending.subtract(1, ordering: .releasing)
         }
         return true

@@ -83,7 +83,8 @@ enum QueueIdentity {
                 Self.runOldestFirst(newest)
                 lingerForWork()
                 if head.compareExchange(expected: Self.drainActive, desired: 0, ordering: .acquiringAndReleasing)
-                    .exchanged {
+                    .exchanged
+                {
                     statistics.queueGivenBack.add(1, ordering: .relaxed)
                     return
                 }

@@ -31,7 +31,7 @@ public enum MediaEvent: VLCEvent {
     /// The kinds of media events.
     public enum Kind: Int, VLCEventKind {
         case metaChanged, subItemAdded, durationChanged, parsedChanged, freed, stateChanged,
-             subItemTreeAdded
+            subItemTreeAdded
 
         public var nativeType: Int32 { Int32(rawValue) }
         public var index: Int { rawValue }

@@ -44,7 +44,7 @@ public enum MediaListEvent: VLCEvent {
     public var item: VLCMedia? {
         switch self {
         case .itemAdded(let media, _), .willAddItem(let media, _), .itemDeleted(let media, _),
-             .willDeleteItem(let media, _):
+            .willDeleteItem(let media, _):
             media
         case .endReached:
             nil
@@ -55,7 +55,7 @@ public enum MediaListEvent: VLCEvent {
     public var itemIndex: Int? {
         switch self {
         case .itemAdded(_, let index), .willAddItem(_, let index), .itemDeleted(_, let index),
-             .willDeleteItem(_, let index):
+            .willDeleteItem(_, let index):
             index
         case .endReached:
             nil

@@ -52,10 +52,10 @@ public enum MediaPlayerEvent: VLCEvent {
     /// The kinds of player events.
     public enum Kind: Int, VLCEventKind {
         case mediaChanged, nothingSpecial, opening, buffering, playing, paused, stopped, forward,
-             backward, endReached, encounteredError, timeChanged, positionChanged, seekableChanged,
-             pausableChanged, titleChanged, snapshotTaken, lengthChanged, voutChanged,
-             scrambledChanged, esAdded, esDeleted, esSelected, corked, uncorked, muted, unmuted,
-             audioVolume, audioDevice, chapterChanged
+            backward, endReached, encounteredError, timeChanged, positionChanged, seekableChanged,
+            pausableChanged, titleChanged, snapshotTaken, lengthChanged, voutChanged,
+            scrambledChanged, esAdded, esDeleted, esSelected, corked, uncorked, muted, unmuted,
+            audioVolume, audioDevice, chapterChanged
 
         public var nativeType: Int32 { 0x100 + Int32(rawValue) }
         public var index: Int { rawValue }
@@ -154,7 +154,9 @@ public enum MediaPlayerEvent: VLCEvent {
         case 20, 21, 22:
             let type = TrackType(native: u.media_player_es_changed.i_type.rawValue)
             let id = Int(u.media_player_es_changed.i_id)
-            self = event.type - 0x100 == 20 ? .esAdded(type: type, id: id)
+            self =
+                event.type - 0x100 == 20
+                ? .esAdded(type: type, id: id)
                 : event.type - 0x100 == 21 ? .esDeleted(type: type, id: id) : .esSelected(type: type, id: id)
         case 23: self = .corked
         case 24: self = .uncorked

@@ -66,8 +66,10 @@ struct KindMask: Sendable {
 enum EventNames {
     private static let table: [Int32: String] = {
         var table: [Int32: String] = [:]
-        let ranges: [ClosedRange<Int32>] = [0...0x10, 0x100...0x130, 0x200...0x210, 0x300...0x310,
-                                            0x400...0x410, 0x500...0x510, 0x600...0x610]
+        let ranges: [ClosedRange<Int32>] = [
+            0...0x10, 0x100...0x130, 0x200...0x210, 0x300...0x310,
+            0x400...0x410, 0x500...0x510, 0x600...0x610,
+        ]
         for type in ranges.joined() {
             if let cName = libvlc_event_type_name(type) {
                 let name = String(cString: cName)

@@ -60,8 +60,9 @@ public struct VLMEvent: VLCEvent, Equatable {
     init?(native event: libvlc_event_t) {
         guard event.type >= 0x600, let kind = Kind(rawValue: Int(event.type - 0x600)) else { return nil }
         let payload = event.u.vlm_media_event
-        self.init(kind: kind,
-                  mediaName: payload.psz_media_name.map { String(cString: $0) },
-                  instanceName: payload.psz_instance_name.map { String(cString: $0) })
+        self.init(
+            kind: kind,
+            mediaName: payload.psz_media_name.map { String(cString: $0) },
+            instanceName: payload.psz_instance_name.map { String(cString: $0) })
     }
 }

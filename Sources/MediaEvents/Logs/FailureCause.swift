@@ -105,8 +105,10 @@ public final class FailureCauseRecorder: VLCEventSource {
         let handler = EventsHandler(object: self, configuration: configuration, companion: tracker)
         let table = NativeEventTable(
             manager: libvlc_media_player_event_manager(player.native.raw),
-            types: [libvlc_MediaPlayerOpening, libvlc_MediaPlayerStopped, libvlc_MediaPlayerEndReached,
-                    libvlc_MediaPlayerEncounteredError].map { Int32($0.rawValue) },
+            types: [
+                libvlc_MediaPlayerOpening, libvlc_MediaPlayerStopped, libvlc_MediaPlayerEndReached,
+                libvlc_MediaPlayerEncounteredError,
+            ].map { Int32($0.rawValue) },
             callback: recorderCallback, handler: handler)
         // At once: the next Opening must be seen whether or not anyone subscribed yet. Except
         // where attaching could wait for its own caller (inside a handler, or on a queue a

@@ -90,8 +90,10 @@ public struct LogMessage: VLCEvent, Hashable {
     public let threadID: UInt
 
     /// A message built by hand (for tests and for programs that show messages).
-    public init(level: LogLevel, text: String, module: String? = nil, file: String? = nil, line: Int? = nil,
-                objectType: String = "generic", objectHeader: String? = nil, objectID: UInt = 0, threadID: UInt = 0) {
+    public init(
+        level: LogLevel, text: String, module: String? = nil, file: String? = nil, line: Int? = nil,
+        objectType: String = "generic", objectHeader: String? = nil, objectID: UInt = 0, threadID: UInt = 0
+    ) {
         self.level = level
         self.text = text
         self.module = module
@@ -106,9 +108,10 @@ public struct LogMessage: VLCEvent, Hashable {
     /// Copies the lent message; runs inside libvlc's log callback.
     init(native message: mel_log_message_t, threadID: UInt) {
         level = LogLevel(libvlcLevel: message.level)
-        text = message.text.map {
-            String(decoding: UnsafeRawBufferPointer(start: $0, count: message.text_length), as: UTF8.self)
-        } ?? ""
+        text =
+            message.text.map {
+                String(decoding: UnsafeRawBufferPointer(start: $0, count: message.text_length), as: UTF8.self)
+            } ?? ""
         module = message.module.map { String(cString: $0) }
         file = message.file.map { String(cString: $0) }
         line = message.line == 0 ? nil : Int(message.line)

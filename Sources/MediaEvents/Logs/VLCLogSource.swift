@@ -81,7 +81,9 @@ public final class VLCLogSource: Sendable {
     ) -> EventSubscription {
         let sink = ClosureSink(mask: KindMask(minimumLevel.andAbove), handler: handler, completion: onCompletion)
         if !eventHub.add(sink) {
-            if let work = sink.finish(lastEvent: nil) { ServiceQueues.pendingTeardowns.async(on: ServiceQueues.release, work) }
+            if let work = sink.finish(lastEvent: nil) {
+                ServiceQueues.pendingTeardowns.async(on: ServiceQueues.release, work)
+            }
         } else {
             startListening(sink, at: minimumLevel)
         }
@@ -110,7 +112,8 @@ public final class VLCLogSource: Sendable {
     ///   the consuming task is cancelled or when the consumer stops iterating. Formatting for
     ///   its levels stops at the first message after it ended.
     public func events(minimumLevel: LogLevel = .warning, buffering: EventBufferingPolicy = .default)
-        -> EventStream<LogMessage> {
+        -> EventStream<LogMessage>
+    {
         let sink = EventStreamSink(mask: KindMask(minimumLevel.andAbove), policy: buffering, hub: eventHub)
         if !eventHub.add(sink) {
             sink.finishNow()
@@ -324,16 +327,24 @@ final class NativeLogger: Sendable {
     /// a caller may miss the messages logged before the install takes effect (once per
     /// instance, a matter of microseconds).
     func installIfNeeded() {
-        guard phase.compareExchange(expected: Phase.idle.rawValue, desired: Phase.installing.rawValue,
-                                    ordering: .acquiringAndReleasing).exchanged else { return }
+        guard
+            phase.compareExchange(
+                expected: Phase.idle.rawValue, desired: Phase.installing.rawValue,
+                ordering: .acquiringAndReleasing
+            ).exchanged
+        else { return }
         mel_logger_install(logger.raw, instance.raw)
         phase.store(Phase.installed.rawValue, ordering: .releasing)
     }
 
     /// Ends a logger that was never installed: releases at once and returns `true`.
     func endIfNeverInstalled() -> Bool {
-        guard phase.compareExchange(expected: Phase.idle.rawValue, desired: Phase.ended.rawValue,
-                                    ordering: .acquiringAndReleasing).exchanged else { return false }
+        guard
+            phase.compareExchange(
+                expected: Phase.idle.rawValue, desired: Phase.ended.rawValue,
+                ordering: .acquiringAndReleasing
+            ).exchanged
+        else { return false }
         finish(unset: false)
         return true
     }
@@ -345,8 +356,10 @@ final class NativeLogger: Sendable {
             let current = phase.load(ordering: .acquiring)
             if current == Phase.ended.rawValue { return }
             if current == Phase.installing.rawValue { sched_yield(); continue }
-            if phase.compareExchange(expected: current, desired: Phase.ended.rawValue,
-                                     ordering: .acquiringAndReleasing).exchanged {
+            if phase.compareExchange(
+                expected: current, desired: Phase.ended.rawValue,
+                ordering: .acquiringAndReleasing
+            ).exchanged {
                 finish(unset: current == Phase.installed.rawValue)
                 return
             }

@@ -55,8 +55,10 @@ final class NativeEventTable: Sendable {
     /// Attaches every listener unless that was done already. Callers racing the first attach
     /// wait until it is complete, so no subscriber can miss an event the first one would see.
     func attachIfNeeded() {
-        let won = phase.compareExchange(expected: Phase.idle.rawValue, desired: Phase.attaching.rawValue,
-                                        ordering: .acquiringAndReleasing).exchanged
+        let won = phase.compareExchange(
+            expected: Phase.idle.rawValue, desired: Phase.attaching.rawValue,
+            ordering: .acquiringAndReleasing
+        ).exchanged
         if won {
             let opaque = UnsafeMutableRawPointer(bitPattern: userData)
             var done: [Int32] = []
@@ -80,8 +82,10 @@ final class NativeEventTable: Sendable {
             let current = phase.load(ordering: .acquiring)
             if current == Phase.detached.rawValue { return }
             if current == Phase.attaching.rawValue { sched_yield(); continue }
-            if phase.compareExchange(expected: current, desired: Phase.detached.rawValue,
-                                     ordering: .acquiringAndReleasing).exchanged {
+            if phase.compareExchange(
+                expected: current, desired: Phase.detached.rawValue,
+                ordering: .acquiringAndReleasing
+            ).exchanged {
                 if current == Phase.attached.rawValue {
                     let opaque = UnsafeMutableRawPointer(bitPattern: userData)
                     for type in attachedTypes {

@@ -80,8 +80,9 @@ final class PlaybackCache: Sendable {
         case .stopped: values.withLock { $0 = Values(state: .stopped) }
         case .mediaChanged(let new):
             values.withLock { $0 = Values() }
-            let seen = SeenMedia(native: new.map { UInt(bitPattern: UnsafeRawPointer($0.native.raw)) } ?? 0,
-                                 wrapper: new.map { VLCMedia(retaining: $0.native.raw, configuration: configuration) })
+            let seen = SeenMedia(
+                native: new.map { UInt(bitPattern: UnsafeRawPointer($0.native.raw)) } ?? 0,
+                wrapper: new.map { VLCMedia(retaining: $0.native.raw, configuration: configuration) })
             let replaced = media.withLock { current in
                 defer { current = seen }
                 return current

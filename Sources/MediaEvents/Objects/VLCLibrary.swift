@@ -49,8 +49,10 @@ public final class VLCLibrary: Sendable {
     ///     `VLCLibrary.sharedEventsConfiguration` as it is now.
     /// - Throws: `VLCError.libraryInitializationFailed` when libvlc refuses the arguments or
     ///   cannot load its plugins.
-    public init(arguments: [String] = VLCLibrary.headlessArguments,
-                logsConfiguration: (any EventsConfiguring)? = nil) throws {
+    public init(
+        arguments: [String] = VLCLibrary.headlessArguments,
+        logsConfiguration: (any EventsConfiguring)? = nil
+    ) throws {
         var cStrings = arguments.map { strdup($0) }
         defer { cStrings.forEach { free($0) } }
         let instance = cStrings.withUnsafeMutableBufferPointer { buffer in
@@ -65,7 +67,8 @@ public final class VLCLibrary: Sendable {
         }
         native = NativePointer(raw: instance)
         self.arguments = arguments
-        logs = VLCLogSource(instance: instance, configuration: logsConfiguration ?? VLCLibrary.sharedEventsConfiguration)
+        logs = VLCLogSource(
+            instance: instance, configuration: logsConfiguration ?? VLCLibrary.sharedEventsConfiguration)
     }
 
     /// Waits until every wrapper already gone has been detached and released in libvlc.
@@ -87,9 +90,10 @@ public final class VLCLibrary: Sendable {
     @discardableResult
     public static func waitForPendingTeardowns(timeout: Double = 5) -> Bool {
         let excluded = DeliveryContext.deliveringHandlers
-        return ServiceQueues.wait(until: { slice in
-            ServiceQueues.pendingTeardowns.waitForIdle(excluding: excluded, until: slice)
-        }, timeout: .now() + timeout)
+        return ServiceQueues.wait(
+            until: { slice in
+                ServiceQueues.pendingTeardowns.waitForIdle(excluding: excluded, until: slice)
+            }, timeout: .now() + timeout)
     }
 
     /// The libvlc version string, for example "3.0.24 Vetinari".

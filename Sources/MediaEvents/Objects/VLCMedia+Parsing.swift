@@ -69,9 +69,12 @@ extension VLCMedia {
         try Task.checkCancellation()
         let waiter = ParseWaiter()
         // Subscribed before parsing starts, so the result cannot slip by.
-        let subscription = observe(.parsedChanged, onCompletion: {
-            waiter.finish(.failure(VLCError.sourceEnded(waitingFor: "MediaParsedChanged")))
-        }) { event in
+        let subscription = observe(
+            .parsedChanged,
+            onCompletion: {
+                waiter.finish(.failure(VLCError.sourceEnded(waitingFor: "MediaParsedChanged")))
+            }
+        ) { event in
             if case .parsedChanged(let status) = event, status != .none {
                 waiter.finish(.success(status))
             }

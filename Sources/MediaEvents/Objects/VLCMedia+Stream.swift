@@ -44,7 +44,9 @@ public final class VLCMemoryStream: VLCMediaStream {
     }
 
     public func seek(to offset: UInt64) throws {
-        guard offset <= UInt64(data.count) else { throw VLCError.invalidState("seek to \(offset) past the end (\(data.count) bytes)") }
+        guard offset <= UInt64(data.count) else {
+            throw VLCError.invalidState("seek to \(offset) past the end (\(data.count) bytes)")
+        }
         self.offset = Int(offset)
     }
 }
@@ -60,11 +62,16 @@ extension VLCMedia {
     /// playback (`EncounteredError`). libvlc 3's preparser never parses such a media (it
     /// parses files, directories and playlists; `parse` answers `skipped` whatever the
     /// options): its tracks and duration are known once it plays.
-    public convenience init(library: VLCLibrary, configuration: (any EventsConfiguring)? = nil,
-                            open: @escaping @Sendable () throws -> any VLCMediaStream) {
+    public convenience init(
+        library: VLCLibrary, configuration: (any EventsConfiguring)? = nil,
+        open: @escaping @Sendable () throws -> any VLCMediaStream
+    ) {
         let source = Unmanaged.passRetained(StreamSource(open: open)).toOpaque()
-        guard let media = libvlc_media_new_callbacks(library.native.raw, streamOpen, streamRead, streamSeek,
-                                                     streamClose, source) else {
+        guard
+            let media = libvlc_media_new_callbacks(
+                library.native.raw, streamOpen, streamRead, streamSeek,
+                streamClose, source)
+        else {
             Unmanaged<StreamSource>.fromOpaque(source).release()
             preconditionFailure("libvlc_media_new_callbacks failed: \(VLCError.lastMessage(or: "out of memory"))")
         }

@@ -51,9 +51,10 @@ public final class VLCMedia: VLCEventSource {
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
         control = ControlQueue(for: "media", native: media, target: ServiceQueues.teardown)
         let handler = EventsHandler(object: self, configuration: self.configuration)
-        eventHub.bind(NativeEventTable(
-            manager: libvlc_media_event_manager(media), types: MediaEvent.Kind.allCases.map(\.nativeType),
-            callback: mediaCallback, handler: handler), attachNow: attachNow)
+        eventHub.bind(
+            NativeEventTable(
+                manager: libvlc_media_event_manager(media), types: MediaEvent.Kind.allCases.map(\.nativeType),
+                callback: mediaCallback, handler: handler), attachNow: attachNow)
     }
 
     deinit {

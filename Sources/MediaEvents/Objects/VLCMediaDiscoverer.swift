@@ -47,8 +47,10 @@ public final class VLCMediaDiscoverer: VLCEventSource {
     private let control: ControlQueue
 
     /// The services of `category` that the installed libvlc offers.
-    public static func available(category: MediaDiscovererCategory,
-                                 library: VLCLibrary) -> [MediaDiscovererDescription] {
+    public static func available(
+        category: MediaDiscovererCategory,
+        library: VLCLibrary
+    ) -> [MediaDiscovererDescription] {
         var services: UnsafeMutablePointer<UnsafeMutablePointer<libvlc_media_discoverer_description_t>?>?
         let count = libvlc_media_discoverer_list_get(
             library.native.raw, libvlc_media_discoverer_category_t(UInt32(category.rawValue)), &services)
@@ -56,9 +58,10 @@ public final class VLCMediaDiscoverer: VLCEventSource {
         defer { libvlc_media_discoverer_list_release(services, Int(count)) }
         return (0..<Int(count)).compactMap { index in
             services[index].map {
-                MediaDiscovererDescription(name: String(cString: $0.pointee.psz_name),
-                                           longName: String(cString: $0.pointee.psz_longname),
-                                           category: category)
+                MediaDiscovererDescription(
+                    name: String(cString: $0.pointee.psz_name),
+                    longName: String(cString: $0.pointee.psz_longname),
+                    category: category)
             }
         }
     }
@@ -74,8 +77,9 @@ public final class VLCMediaDiscoverer: VLCEventSource {
     /// - Throws: `VLCError.creationFailed` when libvlc has no such service.
     public init(name: String, library: VLCLibrary, configuration: (any EventsConfiguring)? = nil) throws {
         guard let discoverer = libvlc_media_discoverer_new(library.native.raw, name) else {
-            throw VLCError.creationFailed(what: "media discoverer \(name)",
-                                          reason: VLCError.lastMessage(or: "no such service"))
+            throw VLCError.creationFailed(
+                what: "media discoverer \(name)",
+                reason: VLCError.lastMessage(or: "no such service"))
         }
         native = NativePointer(raw: discoverer)
         self.name = name
@@ -88,10 +92,11 @@ public final class VLCMediaDiscoverer: VLCEventSource {
         }
         mediaList = VLCMediaList(adopting: list, configuration: configuration)
         let handler = EventsHandler(object: self, configuration: configuration)
-        eventHub.bind(NativeEventTable(
-            manager: DiscovererEventManager.get(discoverer),
-            types: MediaDiscovererEvent.Kind.allCases.map(\.nativeType),
-            callback: mediaDiscovererCallback, handler: handler), attachNow: true)
+        eventHub.bind(
+            NativeEventTable(
+                manager: DiscovererEventManager.get(discoverer),
+                types: MediaDiscovererEvent.Kind.allCases.map(\.nativeType),
+                callback: mediaDiscovererCallback, handler: handler), attachNow: true)
     }
 
     deinit {

@@ -47,8 +47,10 @@ public final class VLCMediaList: VLCEventSource {
     }
 
     /// Creates a list holding `media`, in order.
-    public convenience init(media: [VLCMedia], library: VLCLibrary,
-                            configuration: (any EventsConfiguring)? = nil) {
+    public convenience init(
+        media: [VLCMedia], library: VLCLibrary,
+        configuration: (any EventsConfiguring)? = nil
+    ) {
         self.init(library: library, configuration: configuration)
         append(contentsOf: media)
     }

@@ -59,8 +59,9 @@ public final class VLCMediaListPlayer: VLCEventSource {
     ///     dispatched; `nil` uses `VLCLibrary.sharedEventsConfiguration` as it is now.
     public convenience init(library: VLCLibrary, configuration: (any EventsConfiguring)? = nil) {
         let configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
-        self.init(mediaPlayer: VLCMediaPlayer(library: library, configuration: configuration),
-                  configuration: configuration)
+        self.init(
+            mediaPlayer: VLCMediaPlayer(library: library, configuration: configuration),
+            configuration: configuration)
     }
 
     /// Creates a list player that plays its items with `mediaPlayer`.
@@ -89,10 +90,11 @@ public final class VLCMediaListPlayer: VLCEventSource {
         control.perform { libvlc_media_list_player_set_media_player($0, player.raw) }
         mediaPlayer.addEndObserver(advance)
         let handler = EventsHandler(object: self, configuration: self.configuration, companion: advance)
-        eventHub.bind(NativeEventTable(
-            manager: libvlc_media_list_player_event_manager(listPlayer),
-            types: MediaListPlayerEvent.Kind.allCases.map(\.nativeType),
-            callback: listPlayerCallback, handler: handler), attachNow: true)
+        eventHub.bind(
+            NativeEventTable(
+                manager: libvlc_media_list_player_event_manager(listPlayer),
+                types: MediaListPlayerEvent.Kind.allCases.map(\.nativeType),
+                callback: listPlayerCallback, handler: handler), attachNow: true)
     }
 
     deinit {
@@ -138,7 +140,9 @@ public final class VLCMediaListPlayer: VLCEventSource {
         get { settings.withLock { $0.mode } }
         set {
             settings.withLock { $0.mode = newValue }
-            perform { libvlc_media_list_player_set_playback_mode($0, libvlc_playback_mode_t(UInt32(newValue.rawValue))) }
+            perform {
+                libvlc_media_list_player_set_playback_mode($0, libvlc_playback_mode_t(UInt32(newValue.rawValue)))
+            }
         }
     }
 
@@ -220,7 +224,8 @@ public final class VLCMediaListPlayer: VLCEventSource {
 }
 
 private let listPlayerCallback: libvlc_callback_t = { event, userData in
-    deliverNativeEvent(event, userData, to: VLCMediaListPlayer.self, MediaListPlayerEvent.init(native:)) { handler, typed in
+    deliverNativeEvent(event, userData, to: VLCMediaListPlayer.self, MediaListPlayerEvent.init(native:)) {
+        handler, typed in
         unsafeDowncast(handler.companion.unsafelyUnwrapped, to: AdvanceGate.self).listPlayerSent(typed)
     }
 }

@@ -25,8 +25,10 @@ extension VLCMediaPlayer {
     /// - Throws: `VLCError.operationFailed` when libvlc cannot take it (no video output yet,
     ///   or a path it cannot write); `VLCError.timedOut` when its event does not arrive within
     ///   `timeout`.
-    public func takeSnapshot(to path: String, width: Int = 0, height: Int = 0,
-                             timeout: Duration = .seconds(5)) async throws -> String {
+    public func takeSnapshot(
+        to path: String, width: Int = 0, height: Int = 0,
+        timeout: Duration = .seconds(5)
+    ) async throws -> String {
         let stream = events(kinds: [.snapshotTaken], buffering: .default)
         let failure: String? = await control.performAndWait { player in
             let status = path.withCString {
@@ -58,9 +60,10 @@ extension VLCMediaPlayer {
             var devices: [AudioOutputDevice] = []
             var next: UnsafeMutablePointer<libvlc_audio_output_device_t>? = list
             while let entry = next {
-                devices.append(AudioOutputDevice(
-                    id: entry.pointee.psz_device.map { String(cString: $0) } ?? "",
-                    description: entry.pointee.psz_description.map { String(cString: $0) } ?? ""))
+                devices.append(
+                    AudioOutputDevice(
+                        id: entry.pointee.psz_device.map { String(cString: $0) } ?? "",
+                        description: entry.pointee.psz_description.map { String(cString: $0) } ?? ""))
                 next = entry.pointee.p_next
             }
             return devices

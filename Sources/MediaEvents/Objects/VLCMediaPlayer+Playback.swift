@@ -36,7 +36,8 @@ extension VLCMediaPlayer {
                 return .noMedia
             }
             let state = libvlc_media_player_get_state(player)
-            let running = state == libvlc_Opening || state == libvlc_Buffering
+            let running =
+                state == libvlc_Opening || state == libvlc_Buffering
                 || state == libvlc_Playing || state == libvlc_Paused
             Self.playNow(player)
             return running ? .continued : .newInput

@@ -57,12 +57,13 @@ extension VLCMediaPlayer {
     /// The id of the selected track of `type`, `nil` when none is (or without input).
     public func selectedTrack(of type: TrackType) async -> Int? {
         await control.performAndWait { player in
-            let id: Int32 = switch type {
-            case .audio: libvlc_audio_get_track(player)
-            case .video: libvlc_video_get_track(player)
-            case .text: libvlc_video_get_spu(player)
-            case .unknown: -1
-            }
+            let id: Int32 =
+                switch type {
+                case .audio: libvlc_audio_get_track(player)
+                case .video: libvlc_video_get_track(player)
+                case .text: libvlc_video_get_spu(player)
+                case .unknown: -1
+                }
             return id < 0 ? nil : Int(id)
         }
     }
@@ -81,12 +82,13 @@ extension VLCMediaPlayer {
     }
 
     static func tracksNow(_ player: OpaquePointer, _ type: TrackType) -> [PlayerTrack] {
-        let list: UnsafeMutablePointer<libvlc_track_description_t>? = switch type {
-        case .audio: libvlc_audio_get_track_description(player)
-        case .video: libvlc_video_get_track_description(player)
-        case .text: libvlc_video_get_spu_description(player)
-        case .unknown: nil
-        }
+        let list: UnsafeMutablePointer<libvlc_track_description_t>? =
+            switch type {
+            case .audio: libvlc_audio_get_track_description(player)
+            case .video: libvlc_video_get_track_description(player)
+            case .text: libvlc_video_get_spu_description(player)
+            case .unknown: nil
+            }
         guard let list else { return [] }
         defer { libvlc_track_description_list_release(list) }
         // Languages come from the media's own track list (the descriptions have none).
@@ -119,12 +121,13 @@ extension VLCMediaPlayer {
 
     private static func selectNow(_ player: OpaquePointer, _ id: Int?, _ type: TrackType) -> Bool {
         let id = Int32(clamping: id ?? -1)
-        let status: Int32 = switch type {
-        case .audio: libvlc_audio_set_track(player, id)
-        case .video: libvlc_video_set_track(player, id)
-        case .text: libvlc_video_set_spu(player, id)
-        case .unknown: -1
-        }
+        let status: Int32 =
+            switch type {
+            case .audio: libvlc_audio_set_track(player, id)
+            case .video: libvlc_video_set_track(player, id)
+            case .text: libvlc_video_set_spu(player, id)
+            case .unknown: -1
+            }
         return status == 0
     }
 
@@ -159,8 +162,9 @@ extension VLCMediaPlayer {
             defer { libvlc_chapter_descriptions_release(array, UInt32(count)) }
             return (0..<Int(count)).compactMap { index in
                 array[index].map { entry in
-                    ChapterDescription(name: Self.trimmedName(entry.pointee.psz_name),
-                                       offset: entry.pointee.i_time_offset, duration: entry.pointee.i_duration)
+                    ChapterDescription(
+                        name: Self.trimmedName(entry.pointee.psz_name),
+                        offset: entry.pointee.i_time_offset, duration: entry.pointee.i_duration)
                 }
             }
         }

@@ -236,9 +236,13 @@ public final class VLCMediaPlayer: VLCEventSource {
 }
 
 private let playerCallback: libvlc_callback_t = { event, userData in
-    deliverNativeEvent(event, userData, to: VLCMediaPlayer.self, MediaPlayerEvent.init(native:), beforeDispatch: { handler, typed in
-        unsafeDowncast(handler.companion.unsafelyUnwrapped, to: PlaybackCache.self).record(typed)
-    }, detour: { handler, typed, sender in
-        unsafeDowncast(handler.companion.unsafelyUnwrapped, to: PlaybackCache.self).detour.take(typed, sender, handler)
-    })
+    deliverNativeEvent(
+        event, userData, to: VLCMediaPlayer.self, MediaPlayerEvent.init(native:),
+        beforeDispatch: { handler, typed in
+            unsafeDowncast(handler.companion.unsafelyUnwrapped, to: PlaybackCache.self).record(typed)
+        },
+        detour: { handler, typed, sender in
+            unsafeDowncast(handler.companion.unsafelyUnwrapped, to: PlaybackCache.self).detour.take(
+                typed, sender, handler)
+        })
 }

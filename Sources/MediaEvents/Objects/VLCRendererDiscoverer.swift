@@ -35,8 +35,9 @@ public final class VLCRendererDiscoverer: VLCEventSource {
         defer { libvlc_renderer_discoverer_list_release(services, Int(count)) }
         return (0..<Int(count)).compactMap { index in
             services[index].map {
-                RendererDiscovererDescription(name: String(cString: $0.pointee.psz_name),
-                                              longName: String(cString: $0.pointee.psz_longname))
+                RendererDiscovererDescription(
+                    name: String(cString: $0.pointee.psz_name),
+                    longName: String(cString: $0.pointee.psz_longname))
             }
         }
     }
@@ -46,8 +47,9 @@ public final class VLCRendererDiscoverer: VLCEventSource {
     /// - Throws: `VLCError.creationFailed` when libvlc has no such service.
     public init(name: String, library: VLCLibrary, configuration: (any EventsConfiguring)? = nil) throws {
         guard let discoverer = libvlc_renderer_discoverer_new(library.native.raw, name) else {
-            throw VLCError.creationFailed(what: "renderer discoverer \(name)",
-                                          reason: VLCError.lastMessage(or: "no such service"))
+            throw VLCError.creationFailed(
+                what: "renderer discoverer \(name)",
+                reason: VLCError.lastMessage(or: "no such service"))
         }
         native = NativePointer(raw: discoverer)
         self.name = name
@@ -55,10 +57,11 @@ public final class VLCRendererDiscoverer: VLCEventSource {
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
         control = ControlQueue(for: "renderers", native: discoverer)
         let handler = EventsHandler(object: self, configuration: self.configuration)
-        eventHub.bind(NativeEventTable(
-            manager: libvlc_renderer_discoverer_event_manager(discoverer),
-            types: RendererDiscovererEvent.Kind.allCases.map(\.nativeType),
-            callback: rendererCallback, handler: handler), attachNow: true)
+        eventHub.bind(
+            NativeEventTable(
+                manager: libvlc_renderer_discoverer_event_manager(discoverer),
+                types: RendererDiscovererEvent.Kind.allCases.map(\.nativeType),
+                callback: rendererCallback, handler: handler), attachNow: true)
     }
 
     deinit {

@@ -44,9 +44,10 @@ public final class VLCVLM: VLCEventSource {
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
         let manager = try shared.open(library)
         let handler = EventsHandler(object: self, configuration: self.configuration)
-        eventHub.bind(NativeEventTable(
-            manager: manager.raw, types: VLMEvent.Kind.allCases.map(\.nativeType),
-            callback: vlmCallback, handler: handler), attachNow: true)
+        eventHub.bind(
+            NativeEventTable(
+                manager: manager.raw, types: VLMEvent.Kind.allCases.map(\.nativeType),
+                callback: vlmCallback, handler: handler), attachNow: true)
     }
 
     deinit {
@@ -73,8 +74,10 @@ public final class VLCVLM: VLCEventSource {
     ///   - options: input options such as `:sout-keep`.
     ///   - enabled: whether the media can be played.
     ///   - loop: whether the broadcast starts again at the end of its input.
-    public func addBroadcast(name: String, input: String, output: String, options: [String] = [],
-                             enabled: Bool = true, loop: Bool = false) {
+    public func addBroadcast(
+        name: String, input: String, output: String, options: [String] = [],
+        enabled: Bool = true, loop: Bool = false
+    ) {
         perform(Self.addBroadcastCall(name, input, output, options, enabled, loop))
     }
 
@@ -82,25 +85,32 @@ public final class VLCVLM: VLCEventSource {
     /// added the media.
     ///
     /// - Throws: `VLCError.operationFailed` when libvlc refuses (for example a name in use).
-    public func addBroadcastAndWait(name: String, input: String, output: String, options: [String] = [],
-                                    enabled: Bool = true, loop: Bool = false) async throws {
-        try await performAndWait("add broadcast \(name)",
-                                 Self.addBroadcastCall(name, input, output, options, enabled, loop))
+    public func addBroadcastAndWait(
+        name: String, input: String, output: String, options: [String] = [],
+        enabled: Bool = true, loop: Bool = false
+    ) async throws {
+        try await performAndWait(
+            "add broadcast \(name)",
+            Self.addBroadcastCall(name, input, output, options, enabled, loop))
     }
 
     /// Adds a VOD media `name` for `input`, served by a VOD server module with the muxer `mux`
     /// (`nil` for the default). Queued. libvlc refuses it when no VOD server module is
     /// installed (Debian's vlc-plugin-base has none: the RTSP one is in vlc-plugin-access-extra).
-    public func addVOD(name: String, input: String, options: [String] = [], enabled: Bool = true,
-                       mux: String? = nil) {
+    public func addVOD(
+        name: String, input: String, options: [String] = [], enabled: Bool = true,
+        mux: String? = nil
+    ) {
         perform(Self.addVODCall(name, input, options, enabled, mux))
     }
 
     /// `addVOD(name:input:options:enabled:mux:)`, returning once libvlc has added the media.
     ///
     /// - Throws: `VLCError.operationFailed` when libvlc refuses.
-    public func addVODAndWait(name: String, input: String, options: [String] = [], enabled: Bool = true,
-                              mux: String? = nil) async throws {
+    public func addVODAndWait(
+        name: String, input: String, options: [String] = [], enabled: Bool = true,
+        mux: String? = nil
+    ) async throws {
         try await performAndWait("add VOD \(name)", Self.addVODCall(name, input, options, enabled, mux))
     }
 
@@ -241,8 +251,10 @@ public final class VLCVLM: VLCEventSource {
 
     private typealias Call = @Sendable (OpaquePointer) -> Int32
 
-    private static func addBroadcastCall(_ name: String, _ input: String, _ output: String, _ options: [String],
-                                         _ enabled: Bool, _ loop: Bool) -> Call {
+    private static func addBroadcastCall(
+        _ name: String, _ input: String, _ output: String, _ options: [String],
+        _ enabled: Bool, _ loop: Bool
+    ) -> Call {
         { instance in
             withCStringArray(options) { count, array in
                 libvlc_vlm_add_broadcast(instance, name, input, output, count, array, enabled ? 1 : 0, loop ? 1 : 0)
@@ -250,8 +262,10 @@ public final class VLCVLM: VLCEventSource {
         }
     }
 
-    private static func addVODCall(_ name: String, _ input: String, _ options: [String], _ enabled: Bool,
-                                   _ mux: String?) -> Call {
+    private static func addVODCall(
+        _ name: String, _ input: String, _ options: [String], _ enabled: Bool,
+        _ mux: String?
+    ) -> Call {
         { instance in
             withCStringArray(options) { count, array in
                 libvlc_vlm_add_vod(instance, name, input, count, array, enabled ? 1 : 0, mux)
@@ -272,7 +286,8 @@ public final class VLCVLM: VLCEventSource {
                 // so that a failure reports its own.
                 libvlc_clearerr()
                 let result = call(instance.raw)
-                continuation.resume(returning: result == 0 ? nil : VLCError.lastMessage(or: "libvlc returned \(result)"))
+                continuation.resume(
+                    returning: result == 0 ? nil : VLCError.lastMessage(or: "libvlc returned \(result)"))
             }
         }
         if let failure {

@@ -3,7 +3,6 @@
 // the waiting helpers built on streams (`first`, `waitFor`, `playToEnd`). A stream is an
 // EventHub sink; it resumes its consumer from a queue hop, never on libvlc's thread.
 
-
 /// The events of one source as an `AsyncSequence`; make one with `events(_:buffering:)`.
 ///
 /// The stream subscribes when it is created, so events sent between `events()` and the first

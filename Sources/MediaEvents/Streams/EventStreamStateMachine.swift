@@ -79,7 +79,8 @@ struct EventStreamStateMachine<Event: VLCEvent, Waiter> {
     mutating func next() -> NextAction {
         switch phase {
         case .streaming(let waiter):
-            precondition(waiter == nil, "EventStream: next() called while another next() is waiting; a stream has one consumer")
+            precondition(
+                waiter == nil, "EventStream: next() called while another next() is waiting; a stream has one consumer")
             if let event = pending.popFirst() {
                 counts.delivered += 1
                 return .deliver(event)

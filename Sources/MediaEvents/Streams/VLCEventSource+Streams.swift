@@ -66,8 +66,9 @@ extension VLCEventSource {
 extension EventStream {
     /// The first event, or an error when the stream ends or `timeout` passes first.
     func first(kinds: [Event.Kind], timeout: Duration) async throws -> Event {
-        try await first(timeout: timeout, describing: kinds.isEmpty ? "any event" : kinds.map(\.name).joined(separator: " or "))
-        { _ in true }
+        try await first(
+            timeout: timeout, describing: kinds.isEmpty ? "any event" : kinds.map(\.name).joined(separator: " or ")
+        ) { _ in true }
     }
 
     /// The first event that `accept` takes, or an error when the stream ends or `timeout`

@@ -183,8 +183,10 @@ final class ClosureSink<Event: VLCEvent>: EventSink {
     private let completion: (@Sendable () -> Void)?
     private let state = Atomic<UInt8>(0)
 
-    init(mask: KindMask, handler: @escaping @Sendable (Event) -> Void,
-         completion: (@Sendable () -> Void)?) {
+    init(
+        mask: KindMask, handler: @escaping @Sendable (Event) -> Void,
+        completion: (@Sendable () -> Void)?
+    ) {
         self.mask = mask
         self.handler = handler
         self.completion = completion
@@ -197,8 +199,12 @@ final class ClosureSink<Event: VLCEvent>: EventSink {
     }
 
     func finish(lastEvent: Event?) -> (@Sendable () -> Void)? {
-        guard state.compareExchange(expected: Self.active, desired: Self.finished,
-                                    ordering: .acquiringAndReleasing).exchanged else { return nil }
+        guard
+            state.compareExchange(
+                expected: Self.active, desired: Self.finished,
+                ordering: .acquiringAndReleasing
+            ).exchanged
+        else { return nil }
         let last = lastEvent.flatMap { mask.contains($0.kind) ? $0 : nil }
         if last == nil && completion == nil { return nil }
         let handler = handler
@@ -211,8 +217,10 @@ final class ClosureSink<Event: VLCEvent>: EventSink {
 
     /// Returns `true` for the one call that moved the sink from active to cancelled.
     func cancel() -> Bool {
-        state.compareExchange(expected: Self.active, desired: Self.cancelled,
-                              ordering: .acquiringAndReleasing).exchanged
+        state.compareExchange(
+            expected: Self.active, desired: Self.cancelled,
+            ordering: .acquiringAndReleasing
+        ).exchanged
     }
 }
 

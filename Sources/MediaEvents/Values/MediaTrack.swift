@@ -37,8 +37,10 @@ public struct MediaTrack: Sendable, Hashable, CustomStringConvertible {
 
     /// libvlc's human-readable name of the codec (for example "PCM S16 LE").
     public var codecDescription: String {
-        guard let text = libvlc_media_get_codec_description(
-            libvlc_track_type_t(rawValue: type.rawValue), codec) else { return codecName }
+        guard
+            let text = libvlc_media_get_codec_description(
+                libvlc_track_type_t(rawValue: type.rawValue), codec)
+        else { return codecName }
         return String(cString: text)
     }
 

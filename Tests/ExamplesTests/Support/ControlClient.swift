@@ -25,7 +25,9 @@ func withUnixAddress<R>(_ path: String, _ body: (UnsafePointer<sockaddr>, sockle
     precondition(bytes.count < MemoryLayout.size(ofValue: address.sun_path), "socket path too long: \(path)")
     withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
     return withUnsafePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            body($0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        }
     }
 }
 
@@ -66,7 +68,9 @@ final class ControlClient {
     func sendRaw(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            let sent = bytes.withUnsafeBytes {
+                send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+            }
             guard sent > 0 else { throw ProgramFailure(description: "send: \(String(cString: strerror(errno)))") }
             offset += sent
         }
@@ -136,8 +140,9 @@ final class ControlClient {
             let object = try parseJSONObject(line)
             if object["request_id"] as? Int == id { return object }
         }
-        throw ProgramFailure(description: "no reply to request \(id) within \(timeout) s (EOF: \(sawEOF)); "
-                             + "last event: \(events.last ?? "none")")
+        throw ProgramFailure(
+            description: "no reply to request \(id) within \(timeout) s (EOF: \(sawEOF)); "
+                + "last event: \(events.last ?? "none")")
     }
 
     /// Reads events until one satisfies `predicate`; returns it parsed, `nil` at EOF or timeout.

@@ -16,7 +16,8 @@ func productPath(_ name: String, file: StaticString = #filePath, line: UInt = #l
     }
     let path = directory.appendingPathComponent(name).path
     guard FileManager.default.isExecutableFile(atPath: path) else {
-        throw ProgramFailure(description: "\(path) is missing: build the products first (`swift build`, as `make test` does)")
+        throw ProgramFailure(
+            description: "\(path) is missing: build the products first (`swift build`, as `make test` does)")
     }
     return path
 }
@@ -66,8 +67,10 @@ final class RunningProgram: @unchecked Sendable {
     /// With `shellScript`, `/bin/sh -c shellScript PROGRAM arguments…` runs instead: the way to
     /// give the program arguments that are not UTF-8 (`Process` takes Strings only).
     /// `environment` is added to (and overrides) the test process's environment.
-    init(_ name: String, _ arguments: [String], standardOutput: FileHandle? = nil, shellScript: String? = nil,
-         environment: [String: String] = [:]) throws {
+    init(
+        _ name: String, _ arguments: [String], standardOutput: FileHandle? = nil, shellScript: String? = nil,
+        environment: [String: String] = [:]
+    ) throws {
         if let shellScript {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", shellScript, try productPath(name)] + arguments
@@ -140,8 +143,10 @@ final class RunningProgram: @unchecked Sendable {
         if ended.wait(timeout: .now() + timeout) == .timedOut {
             kill(process.processIdentifier, SIGKILL)
             _ = ended.wait(timeout: .now() + 10)
-            throw ProgramFailure(description: "\(process.executableURL?.lastPathComponent ?? "program") "
-                                 + "\(process.arguments ?? []) did not exit within \(timeout) s; output so far:\n\(stdout)\n\(stderr)")
+            throw ProgramFailure(
+                description: "\(process.executableURL?.lastPathComponent ?? "program") "
+                    + "\(process.arguments ?? []) did not exit within \(timeout) s; output so far:\n\(stdout)\n\(stderr)"
+            )
         }
         _ = pipesClosed.wait(timeout: .now() + 10)
         return ProgramResult(status: process.terminationStatus, stdout: stdout, stderr: stderr)
@@ -153,16 +158,21 @@ final class RunningProgram: @unchecked Sendable {
 }
 
 /// Runs `name` with `arguments` to its end, killing it after `timeout` seconds (a failure).
-func runProgram(_ name: String, _ arguments: [String], timeout: Double = 90,
-                standardOutput: FileHandle? = nil, environment: [String: String] = [:]) throws -> ProgramResult {
-    try RunningProgram(name, arguments, standardOutput: standardOutput, environment: environment).finish(timeout: timeout)
+func runProgram(
+    _ name: String, _ arguments: [String], timeout: Double = 90,
+    standardOutput: FileHandle? = nil, environment: [String: String] = [:]
+) throws -> ProgramResult {
+    try RunningProgram(name, arguments, standardOutput: standardOutput, environment: environment).finish(
+        timeout: timeout)
 }
 
 /// Runs `name` with its standard output into a pipe, reads `lines` lines from it and closes
 /// the pipe, as `… | head -3` does; returns how the program ended and the seconds it took to
 /// end after the close. Kills it after `timeout` seconds (a failure).
-func runClosingOutputEarly(_ name: String, _ arguments: [String], afterLines lines: Int,
-                           timeout: Double = 30) throws -> (result: ProgramResult, secondsAfterClose: Double) {
+func runClosingOutputEarly(
+    _ name: String, _ arguments: [String], afterLines lines: Int,
+    timeout: Double = 30
+) throws -> (result: ProgramResult, secondsAfterClose: Double) {
     let out = Pipe()
     let program = try RunningProgram(name, arguments, standardOutput: out.fileHandleForWriting)
     // The child has its copy: without closing ours, the pipe never breaks.
@@ -181,6 +191,8 @@ func runClosingOutputEarly(_ name: String, _ arguments: [String], afterLines lin
     try out.fileHandleForReading.close()
     let closed = Date()
     let result = try program.finish(timeout: max(1, deadline.timeIntervalSinceNow))
-    return (ProgramResult(status: result.status, stdout: String(decoding: text, as: UTF8.self), stderr: result.stderr),
-            Date().timeIntervalSince(closed))
+    return (
+        ProgramResult(status: result.status, stdout: String(decoding: text, as: UTF8.self), stderr: result.stderr),
+        Date().timeIntervalSince(closed)
+    )
 }

@@ -38,9 +38,11 @@ final class ThreadBarrier: Sendable {
 /// joins them. Returns false (after `XCTFail`) if they did not all finish within `timeout`
 /// seconds; threads still running are abandoned.
 @discardableResult
-func startThreads(count: Int, timeout: Double = 30, name: String = "stress",
-                  file: StaticString = #filePath, line: UInt = #line,
-                  body: @escaping @Sendable (_ index: Int) -> Void) -> Bool {
+func startThreads(
+    count: Int, timeout: Double = 30, name: String = "stress",
+    file: StaticString = #filePath, line: UInt = #line,
+    body: @escaping @Sendable (_ index: Int) -> Void
+) -> Bool {
     precondition(count > 0)
     let barrier = ThreadBarrier(parties: count)
     let done = DispatchSemaphore(value: 0)
@@ -56,8 +58,9 @@ func startThreads(count: Int, timeout: Double = 30, name: String = "stress",
     let deadline = DispatchTime.now() + timeout
     for finished in 0..<count {
         if done.wait(timeout: deadline) == .timedOut {
-            XCTFail("\(count - finished) of \(count) '\(name)' threads did not finish within \(timeout) s (deadlock?)",
-                    file: file, line: line)
+            XCTFail(
+                "\(count - finished) of \(count) '\(name)' threads did not finish within \(timeout) s (deadlock?)",
+                file: file, line: line)
             return false
         }
     }

@@ -8,9 +8,11 @@ import XCTest
 /// stuck thread is abandoned (it keeps whatever it holds, so later tests in the same process
 /// may be affected — the failure message is the point).
 @discardableResult
-func runWithDeadline(_ seconds: Double, _ what: String,
-                     file: StaticString = #filePath, line: UInt = #line,
-                     _ body: @escaping @Sendable () -> Void) -> Bool {
+func runWithDeadline(
+    _ seconds: Double, _ what: String,
+    file: StaticString = #filePath, line: UInt = #line,
+    _ body: @escaping @Sendable () -> Void
+) -> Bool {
     let done = DispatchSemaphore(value: 0)
     let thread = Thread {
         body()
@@ -47,8 +49,10 @@ struct TimeoutError: Error, CustomStringConvertible {
 /// (A plain task group racing a sleep would also cancel the loser, but leaving the group waits
 /// for every child, so an `op` that ignores cancellation — e.g. stuck on a continuation that
 /// is never resumed — would hang the test anyway.) Cancelling the calling task cancels `op`.
-func withTimeout<T: Sendable>(_ seconds: Double,
-                              _ op: @escaping @Sendable () async throws -> T) async throws -> T {
+func withTimeout<T: Sendable>(
+    _ seconds: Double,
+    _ op: @escaping @Sendable () async throws -> T
+) async throws -> T {
     let gate = ResumeOnce<T>()
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
@@ -77,7 +81,7 @@ func withTimeout<T: Sendable>(_ seconds: Double,
 private final class ResumeOnce<T: Sendable>: Sendable {
     private struct State {
         var continuation: CheckedContinuation<T, any Error>?
-        var pending: Result<T, any Error>?    // a result that arrived before install
+        var pending: Result<T, any Error>?  // a result that arrived before install
         var finished = false
         var work: Task<Void, Never>?
         var cancelWorkRequested = false

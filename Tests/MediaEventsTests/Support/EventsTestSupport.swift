@@ -18,9 +18,12 @@ enum TestLibrary {
     /// samples; no sound card needed), so that `AudioVolume`, `Muted`, `Unmuted` and
     /// `AudioDevice` are sent (`adummy` has no volume and sends none of them).
     static let withMixer: VLCLibrary = {
-        let arguments = VLCLibrary.headlessArguments.map { $0 == "--aout=adummy" ? "--aout=alsa" : $0 }
+        let arguments =
+            VLCLibrary.headlessArguments.map { $0 == "--aout=adummy" ? "--aout=alsa" : $0 }
             + ["--alsa-audio-device=null"]
-        do { return try VLCLibrary(arguments: arguments) } catch { fatalError("VLCLibrary(ALSA null) failed: \(error)") }
+        do { return try VLCLibrary(arguments: arguments) } catch {
+            fatalError("VLCLibrary(ALSA null) failed: \(error)")
+        }
     }()
 }
 
@@ -121,11 +124,15 @@ final class Box<Value: Sendable>: Sendable {
     var current: Value? { value.withLock { $0 } }
     /// Drops the reference (outside the lock, so a deinit never runs with it held).
     func clear() {
-        let old = value.withLock { v -> Value? in defer { v = nil }; return v }
+        let old = value.withLock { v -> Value? in
+            defer { v = nil }; return v
+        }
         _ = old
     }
     func set(_ newValue: Value?) {
-        let old = value.withLock { v -> Value? in defer { v = newValue }; return v }
+        let old = value.withLock { v -> Value? in
+            defer { v = newValue }; return v
+        }
         _ = old
     }
 }

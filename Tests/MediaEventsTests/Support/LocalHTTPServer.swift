@@ -40,17 +40,22 @@ final class LocalHTTPServer: Sendable {
     /// Number of connections accepted so far.
     var connectionCount: Int { shared.state.withLock { $0.connections } }
 
-    convenience init(serving file: URL, mode: Mode = .full, contentType: String? = nil,
-                     maxConnections: Int = 16, timeLimit: Double = 30) throws {
+    convenience init(
+        serving file: URL, mode: Mode = .full, contentType: String? = nil,
+        maxConnections: Int = 16, timeLimit: Double = 30
+    ) throws {
         let data = try Data(contentsOf: file)
-        try self.init(data: data, fileName: file.lastPathComponent, mode: mode,
-                      contentType: contentType ?? Self.guessContentType(file.pathExtension),
-                      maxConnections: maxConnections, timeLimit: timeLimit)
+        try self.init(
+            data: data, fileName: file.lastPathComponent, mode: mode,
+            contentType: contentType ?? Self.guessContentType(file.pathExtension),
+            maxConnections: maxConnections, timeLimit: timeLimit)
     }
 
-    init(data: Data, fileName: String = "media", mode: Mode = .full,
-         contentType: String = "application/octet-stream",
-         maxConnections: Int = 16, timeLimit: Double = 30) throws {
+    init(
+        data: Data, fileName: String = "media", mode: Mode = .full,
+        contentType: String = "application/octet-stream",
+        maxConnections: Int = 16, timeLimit: Double = 30
+    ) throws {
         self.body = data
         self.fileName = fileName
         self.mode = mode
@@ -62,8 +67,9 @@ final class LocalHTTPServer: Sendable {
         let response = Response(body: data, mode: mode, contentType: contentType)
         let deadline = Date().addingTimeInterval(timeLimit)
         let thread = Thread {
-            Self.serve(listenFD: fd, response: response, shared: shared,
-                       maxConnections: maxConnections, deadline: deadline)
+            Self.serve(
+                listenFD: fd, response: response, shared: shared,
+                maxConnections: maxConnections, deadline: deadline)
             close(fd)
             finished.signal()
         }
@@ -83,7 +89,7 @@ final class LocalHTTPServer: Sendable {
         }
         if first {
             _ = finished.wait(timeout: .now() + 5)
-            finished.signal()   // let later stop() calls return immediately
+            finished.signal()  // let later stop() calls return immediately
         }
     }
 
@@ -158,8 +164,10 @@ final class LocalHTTPServer: Sendable {
         return (fd, UInt16(bigEndian: addr.sin_port))
     }
 
-    private static func serve(listenFD: Int32, response: Response, shared: Shared,
-                              maxConnections: Int, deadline: Date) {
+    private static func serve(
+        listenFD: Int32, response: Response, shared: Shared,
+        maxConnections: Int, deadline: Date
+    ) {
         var accepted = 0
         while accepted < maxConnections, Date() < deadline {
             if shared.state.withLock({ $0.stopRequested }) { return }
@@ -208,7 +216,8 @@ final class LocalHTTPServer: Sendable {
             return
         }
 
-        let headers = "HTTP/1.0 200 OK\r\n"
+        let headers =
+            "HTTP/1.0 200 OK\r\n"
             + "Content-Type: \(response.contentType)\r\n"
             + "Content-Length: \(response.body.count)\r\n"
             + "Connection: close\r\n\r\n"

@@ -82,9 +82,11 @@ final class RawEventRecorder: @unchecked Sendable {
         var raw = rawrec_event_t()
         var index: Int32 = 0
         while rawrec_get(rec, index, &raw) == 0 {
-            out.append(RawEvent(seq: Int(raw.seq), sourceTag: raw.source_tag, type: raw.type,
-                                i1: raw.i1, i2: raw.i2, f: raw.f,
-                                s: raw.s.map { String(cString: $0) }))
+            out.append(
+                RawEvent(
+                    seq: Int(raw.seq), sourceTag: raw.source_tag, type: raw.type,
+                    i1: raw.i1, i2: raw.i2, f: raw.f,
+                    s: raw.s.map { String(cString: $0) }))
             index += 1
         }
         return out

@@ -60,17 +60,23 @@ enum TestMedia {
     // MARK: WAV
 
     /// A real 16-bit PCM WAV with a sine tone.
-    static func wav(seconds: Double, sampleRate: Int = 22050, channels: Int = 1,
-                    frequency: Double = 440, name: String = "tone.wav") throws -> URL {
+    static func wav(
+        seconds: Double, sampleRate: Int = 22050, channels: Int = 1,
+        frequency: Double = 440, name: String = "tone.wav"
+    ) throws -> URL {
         let url = try freshDirectory().appendingPathComponent(name)
-        try write(wavData(seconds: seconds, sampleRate: sampleRate, channels: channels,
-                          frequency: frequency), to: url)
+        try write(
+            wavData(
+                seconds: seconds, sampleRate: sampleRate, channels: channels,
+                frequency: frequency), to: url)
         return url
     }
 
     /// The bytes of a 16-bit PCM WAV with a sine tone (44-byte header + samples).
-    static func wavData(seconds: Double, sampleRate: Int = 22050, channels: Int = 1,
-                        frequency: Double = 440) -> Data {
+    static func wavData(
+        seconds: Double, sampleRate: Int = 22050, channels: Int = 1,
+        frequency: Double = 440
+    ) -> Data {
         precondition(seconds >= 0 && sampleRate > 0 && channels > 0)
         let frames = Int((seconds * Double(sampleRate)).rounded())
         let bytesPerSample = 2
@@ -82,12 +88,12 @@ enum TestMedia {
         out.append(contentsOf: Array("RIFF".utf8)); u32(36 + dataSize)
         out.append(contentsOf: Array("WAVE".utf8))
         out.append(contentsOf: Array("fmt ".utf8)); u32(16)
-        u16(1)                                            // PCM
+        u16(1)  // PCM
         u16(channels)
         u32(sampleRate)
-        u32(sampleRate * channels * bytesPerSample)       // byte rate
-        u16(channels * bytesPerSample)                    // block align
-        u16(8 * bytesPerSample)                           // bits per sample
+        u32(sampleRate * channels * bytesPerSample)  // byte rate
+        u16(channels * bytesPerSample)  // block align
+        u16(8 * bytesPerSample)  // bits per sample
         out.append(contentsOf: Array("data".utf8)); u32(dataSize)
         let step = 2 * Double.pi * frequency / Double(sampleRate)
         for i in 0..<frames {
@@ -123,11 +129,14 @@ enum TestMedia {
 
     /// A sine tone encoded as ogg (Vorbis), flac or mp3 by converting a generated WAV with sox.
     /// Throws (with install instructions) if sox or its format handler is missing.
-    static func encoded(_ format: Format, seconds: Double, sampleRate: Int = 22050,
-                        name: String? = nil) throws -> URL {
+    static func encoded(
+        _ format: Format, seconds: Double, sampleRate: Int = 22050,
+        name: String? = nil
+    ) throws -> URL {
         guard let sox = soxPath else {
-            throw Failure(description: "sox not found: install it with `apt-get install sox libsox-fmt-all`"
-                          + " (needed to make \(format.rawValue) test media)")
+            throw Failure(
+                description: "sox not found: install it with `apt-get install sox libsox-fmt-all`"
+                    + " (needed to make \(format.rawValue) test media)")
         }
         let wavURL = try wav(seconds: seconds, sampleRate: sampleRate, name: "source.wav")
         let out = wavURL.deletingLastPathComponent()
@@ -148,8 +157,9 @@ enum TestMedia {
             let err = String(decoding: errData, as: UTF8.self)
             var hint = "install `sox libsox-fmt-all`"
             if format == .mp3 { hint += " (on Debian 12 mp3 output comes from `libsox-fmt-mp3`)" }
-            throw Failure(description: "sox could not write \(format.rawValue) (exit \(process.terminationStatus)): "
-                          + "\(err.trimmingCharacters(in: .whitespacesAndNewlines)) — \(hint)")
+            throw Failure(
+                description: "sox could not write \(format.rawValue) (exit \(process.terminationStatus)): "
+                    + "\(err.trimmingCharacters(in: .whitespacesAndNewlines)) — \(hint)")
         }
         return out
     }
@@ -171,7 +181,10 @@ enum TestMedia {
         }
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw Failure(description: "ffmpeg could not write \(name) (exit \(process.terminationStatus)); Scripts/install-deps.sh installs it")
+            throw Failure(
+                description:
+                    "ffmpeg could not write \(name) (exit \(process.terminationStatus)); Scripts/install-deps.sh installs it"
+            )
         }
         return url
     }
@@ -179,8 +192,11 @@ enum TestMedia {
     /// One second of ffmpeg's test pattern as H.264 in Matroska (`name`'s extension chooses
     /// the container): `size` pixels at `rate` frames per second (`25`, `30000/1001`).
     static func h264(size: String = "160x120", rate: String = "25", name: String = "testsrc.mkv") throws -> URL {
-        try ffmpeg(["-f", "lavfi", "-i", "testsrc=size=\(size):rate=\(rate)", "-t", "1",
-                    "-c:v", "libx264", "-pix_fmt", "yuv420p"], name: name)
+        try ffmpeg(
+            [
+                "-f", "lavfi", "-i", "testsrc=size=\(size):rate=\(rate)", "-t", "1",
+                "-c:v", "libx264", "-pix_fmt", "yuv420p",
+            ], name: name)
     }
 
     /// A movie as media tools meet them: H.264 video (160×120, 25 fps), two Vorbis audio
@@ -199,21 +215,23 @@ enum TestMedia {
         try write(Data(metadata.utf8), to: metadataURL)
         var subtitles = ""
         for second in 0..<max(1, Int(seconds)) {
-            subtitles += "\(second + 1)\n00:00:\(String(format: "%02d", second)),000 --> 00:00:\(String(format: "%02d", second)),900\nLine \(second + 1)\n\n"
+            subtitles +=
+                "\(second + 1)\n00:00:\(String(format: "%02d", second)),000 --> 00:00:\(String(format: "%02d", second)),900\nLine \(second + 1)\n\n"
         }
         let subtitlesURL = directory.appendingPathComponent("subtitles.srt")
         try write(Data(subtitles.utf8), to: subtitlesURL)
-        return try ffmpeg([
-            "-f", "lavfi", "-i", "testsrc=size=160x120:rate=25",
-            "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=22050",
-            "-f", "lavfi", "-i", "sine=frequency=880:sample_rate=22050",
-            "-i", subtitlesURL.path, "-i", metadataURL.path,
-            "-map", "0:v", "-map", "1:a", "-map", "2:a", "-map", "3:s", "-map_metadata", "4", "-map_chapters", "4",
-            "-t", "\(seconds)", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "libvorbis", "-c:s", "srt",
-            "-metadata:s:a:0", "language=eng", "-metadata:s:a:0", "title=English",
-            "-metadata:s:a:1", "language=fra", "-metadata:s:a:1", "title=Français",
-            "-metadata:s:s:0", "language=eng",
-        ], name: name)
+        return try ffmpeg(
+            [
+                "-f", "lavfi", "-i", "testsrc=size=160x120:rate=25",
+                "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=22050",
+                "-f", "lavfi", "-i", "sine=frequency=880:sample_rate=22050",
+                "-i", subtitlesURL.path, "-i", metadataURL.path,
+                "-map", "0:v", "-map", "1:a", "-map", "2:a", "-map", "3:s", "-map_metadata", "4", "-map_chapters", "4",
+                "-t", "\(seconds)", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "libvorbis", "-c:s", "srt",
+                "-metadata:s:a:0", "language=eng", "-metadata:s:a:0", "title=English",
+                "-metadata:s:a:1", "language=fra", "-metadata:s:a:1", "title=Français",
+                "-metadata:s:s:0", "language=eng",
+            ], name: name)
     }
 
     // MARK: Playlists and broken files
@@ -242,7 +260,7 @@ enum TestMedia {
     static func randomBytes(count: Int, seed: UInt64 = 0x5EED, name: String = "random.bin") throws -> URL {
         var state = seed | 1
         var bytes = [UInt8](repeating: 0, count: count)
-        for i in 0..<count {           // xorshift64: no dependency on the system RNG
+        for i in 0..<count {  // xorshift64: no dependency on the system RNG
             state ^= state << 13; state ^= state >> 7; state ^= state << 17
             bytes[i] = UInt8(truncatingIfNeeded: state)
         }
