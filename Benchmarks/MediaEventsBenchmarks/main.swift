@@ -1,5 +1,5 @@
 // MediaEventsBenchmarks: the cost of delivering libvlc events through MediaEvents, side by side
-// with raw libvlc C callbacks, in one process and one run. See Benchmarks/RESULTS.md.
+// with raw libvlc C callbacks, in one process and one run. See Sources/MediaEvents/MediaEvents.docc/Benchmarks.md.
 import CRawBaseline
 import Foundation
 import MediaEvents
