@@ -25,8 +25,11 @@ public protocol EventsConfiguring: Sendable {
 /// configuration, and the default. Handlers must be quick; any control call they make on
 /// the object is queued, so they cannot deadlock libvlc.
 public struct EventsDefaultConfiguration: EventsConfiguring {
+    /// Creates the default configuration.
     public init() {}
+    /// Always `nil`: handlers run on the thread libvlc called back on.
     public var dispatchQueue: DispatchQueue? { nil }
+    /// Always `false`: nothing is queued.
     public var isAsync: Bool { false }
 }
 
@@ -36,14 +39,20 @@ public struct EventsDefaultConfiguration: EventsConfiguring {
 ///   (`dispatchMain()`, `RunLoop.main.run()`, an app's main loop). In a command-line program
 ///   or daemon that never drains the main queue this configuration delivers nothing.
 public struct EventsLegacyConfiguration: EventsConfiguring {
+    /// Creates the main-queue configuration.
     public init() {}
+    /// Always `DispatchQueue.main`.
     public var dispatchQueue: DispatchQueue? { .main }
+    /// Always `true`: handlers are queued and libvlc's thread continues at once.
     public var isAsync: Bool { true }
 }
 
 /// Runs handlers on a queue of your choice, synchronously or asynchronously.
 public struct EventsQueueConfiguration: EventsConfiguring {
+    /// The queue given to `init(queue:isAsync:)`; never `nil`.
     public let dispatchQueue: DispatchQueue?
+    /// As given to `init(queue:isAsync:)`: `true` queues each delivery, `false` makes libvlc's
+    /// thread wait until the handler has run.
     public let isAsync: Bool
 
     /// - Parameters:

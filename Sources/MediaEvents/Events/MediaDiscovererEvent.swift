@@ -10,12 +10,17 @@ public enum MediaDiscovererEvent: VLCEvent {
 
     /// The kinds of media discoverer events.
     public enum Kind: Int, VLCEventKind {
+        /// One kind per `MediaDiscovererEvent` case, of the same name: `started` is
+        /// `MediaDiscovererStarted` (0x500), `ended` `MediaDiscovererEnded` (0x501).
         case started, ended
 
+        /// The libvlc event type (`libvlc_event_e`): 0x500 plus the kind's raw value.
         public var nativeType: Int32 { 0x500 + Int32(rawValue) }
+        /// The kind's position among the media discoverer kinds: its raw value.
         public var index: Int { rawValue }
     }
 
+    /// Which kind of event this is.
     public var kind: Kind {
         switch self {
         case .started: .started
@@ -23,6 +28,7 @@ public enum MediaDiscovererEvent: VLCEvent {
         }
     }
 
+    /// libvlc's name of the event (`name`), for example `MediaDiscovererStarted`.
     public var description: String { name }
 
     init?(native event: libvlc_event_t) {

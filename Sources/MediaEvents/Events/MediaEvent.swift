@@ -30,13 +30,19 @@ public enum MediaEvent: VLCEvent {
 
     /// The kinds of media events.
     public enum Kind: Int, VLCEventKind {
+        /// One kind per `MediaEvent` case, of the same name, in libvlc's order: `metaChanged` is
+        /// `MediaMetaChanged` (0) … `subItemTreeAdded` `MediaSubItemTreeAdded` (6). `freed` stands for
+        /// `MediaFreed`, which MediaEvents sends itself when the wrapper is torn down.
         case metaChanged, subItemAdded, durationChanged, parsedChanged, freed, stateChanged,
             subItemTreeAdded
 
+        /// The libvlc event type (`libvlc_event_e`): the kind's raw value (`MediaMetaChanged` is 0).
         public var nativeType: Int32 { Int32(rawValue) }
+        /// The kind's position among the media kinds: its raw value.
         public var index: Int { rawValue }
     }
 
+    /// Which kind of event this is.
     public var kind: Kind {
         switch self {
         case .metaChanged: .metaChanged
@@ -49,6 +55,7 @@ public enum MediaEvent: VLCEvent {
         }
     }
 
+    /// libvlc's name of the event and its payload, for example `MediaDurationChanged duration=1000ms`.
     public var description: String {
         switch self {
         case .metaChanged(let key): "\(name) meta=\(key)"

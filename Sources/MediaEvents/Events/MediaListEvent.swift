@@ -24,12 +24,17 @@ public enum MediaListEvent: VLCEvent {
 
     /// The kinds of media list events.
     public enum Kind: Int, VLCEventKind {
+        /// One kind per `MediaListEvent` case, of the same name, in libvlc's order: `itemAdded` is
+        /// `MediaListItemAdded` (0x200) … `endReached` `MediaListEndReached` (0x204).
         case itemAdded, willAddItem, itemDeleted, willDeleteItem, endReached
 
+        /// The libvlc event type (`libvlc_event_e`): 0x200 plus the kind's raw value.
         public var nativeType: Int32 { 0x200 + Int32(rawValue) }
+        /// The kind's position among the media list kinds: its raw value.
         public var index: Int { rawValue }
     }
 
+    /// Which kind of event this is.
     public var kind: Kind {
         switch self {
         case .itemAdded: .itemAdded
@@ -62,6 +67,7 @@ public enum MediaListEvent: VLCEvent {
         }
     }
 
+    /// libvlc's name of the event, then the item's index and MRL (only the name for `endReached`).
     public var description: String {
         switch self {
         case .endReached: name

@@ -10,54 +10,78 @@ public enum MediaPlayerEvent: VLCEvent {
 
     /// The player's media changed (`MediaPlayerMediaChanged`); the new media, retained.
     case mediaChanged(VLCMedia?)
+    /// The player entered the `nothingSpecial` state (`MediaPlayerNothingSpecial`).
     case nothingSpecial
+    /// The player started opening its media (`MediaPlayerOpening`).
     case opening
     /// Buffering progress in percent, 0 to 100 (`MediaPlayerBuffering`).
     case buffering(percent: Float)
+    /// The player started playing (`MediaPlayerPlaying`).
     case playing
+    /// The player paused (`MediaPlayerPaused`).
     case paused
+    /// The player stopped (`MediaPlayerStopped`).
     case stopped
     /// Declared by libvlc 3 but never sent.
     case forward
     /// Declared by libvlc 3 but never sent.
     case backward
+    /// The player reached the end of its media (`MediaPlayerEndReached`).
     case endReached
+    /// Playback failed (`MediaPlayerEncounteredError`).
     case encounteredError
+    /// The playback time changed, in milliseconds (`MediaPlayerTimeChanged`).
     case timeChanged(milliseconds: Int64)
     /// The position, 0 to 1.
     case positionChanged(Float)
+    /// The media became seekable (`true`) or not (`false`) (`MediaPlayerSeekableChanged`).
     case seekableChanged(Bool)
+    /// The media became pausable (`true`) or not (`false`) (`MediaPlayerPausableChanged`).
     case pausableChanged(Bool)
+    /// The current title changed; the new title's index (`MediaPlayerTitleChanged`).
     case titleChanged(Int)
     /// A snapshot was written (sent to every player of the library).
     case snapshotTaken(path: String)
+    /// The media's length changed, in milliseconds (`MediaPlayerLengthChanged`).
     case lengthChanged(milliseconds: Int64)
     /// The number of video outputs changed.
     case voutChanged(count: Int)
+    /// The media became scrambled (encrypted, `true`) or not (`false`) (`MediaPlayerScrambledChanged`).
     case scrambledChanged(Bool)
     /// An elementary stream (track) was added; `id` -1 on deletion means all of that type.
     case esAdded(type: TrackType, id: Int)
+    /// An elementary stream (track) was removed; `id` -1 means all of `type` (`MediaPlayerESDeleted`).
     case esDeleted(type: TrackType, id: Int)
+    /// The selected elementary stream of `type` changed to `id` (`MediaPlayerESSelected`).
     case esSelected(type: TrackType, id: Int)
+    /// The audio output was corked: the audio system asked it to pause (`MediaPlayerCorked`).
     case corked
+    /// The audio output was uncorked (`MediaPlayerUncorked`).
     case uncorked
+    /// The audio was muted (`MediaPlayerMuted`).
     case muted
+    /// The audio was unmuted (`MediaPlayerUnmuted`).
     case unmuted
     /// The volume, 0 to 1 (1 = 100 %), or below 0 when unknown.
     case audioVolume(Float)
     /// The audio device identifier, or `nil` for the default.
     case audioDevice(String?)
+    /// The current chapter changed; the new chapter's index (`MediaPlayerChapterChanged`).
     case chapterChanged(Int)
 
     /// The kinds of player events.
     public enum Kind: Int, VLCEventKind {
+        /// One kind per `MediaPlayerEvent` case, of the same name, in libvlc's order: `mediaChanged` is
+        /// `MediaPlayerMediaChanged` (0x100) … `chapterChanged` `MediaPlayerChapterChanged` (0x11D).
         case mediaChanged, nothingSpecial, opening, buffering, playing, paused, stopped, forward,
             backward, endReached, encounteredError, timeChanged, positionChanged, seekableChanged,
             pausableChanged, titleChanged, snapshotTaken, lengthChanged, voutChanged,
             scrambledChanged, esAdded, esDeleted, esSelected, corked, uncorked, muted, unmuted,
             audioVolume, audioDevice, chapterChanged
 
+        /// The libvlc event type (`libvlc_event_e`): 0x100 plus the kind's raw value.
         public var nativeType: Int32 { 0x100 + Int32(rawValue) }
+        /// The kind's position among the player kinds: its raw value.
         public var index: Int { rawValue }
 
         /// Progress events: frequent values where only the latest matters.
@@ -69,6 +93,7 @@ public enum MediaPlayerEvent: VLCEvent {
         }
     }
 
+    /// Which kind of event this is.
     public var kind: Kind {
         switch self {
         case .mediaChanged: .mediaChanged
@@ -104,6 +129,7 @@ public enum MediaPlayerEvent: VLCEvent {
         }
     }
 
+    /// libvlc's name of the event and its payload, for example `MediaPlayerTimeChanged time=1200ms`.
     public var description: String {
         switch self {
         case .mediaChanged(let media): "\(name) media=\(media?.mrl ?? "none")"

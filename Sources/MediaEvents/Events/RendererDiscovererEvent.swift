@@ -10,8 +10,9 @@ public final class VLCRendererItem: Sendable {
     public let type: String
     /// An icon URI, if it has one.
     public let iconURI: String?
-    /// Whether it can play audio and video.
+    /// Whether it can play audio (`LIBVLC_RENDERER_CAN_AUDIO`).
     public let canAudio: Bool
+    /// Whether it can play video (`LIBVLC_RENDERER_CAN_VIDEO`).
     public let canVideo: Bool
 
     /// Holds `item` (libvlc lends it for the callback only) and copies its fields.
@@ -41,12 +42,17 @@ public enum RendererDiscovererEvent: VLCEvent {
 
     /// The kinds of renderer discoverer events.
     public enum Kind: Int, VLCEventKind {
+        /// One kind per `RendererDiscovererEvent` case, of the same name: `itemAdded` is
+        /// `RendererDiscovererItemAdded` (0x502), `itemDeleted` `RendererDiscovererItemDeleted` (0x503).
         case itemAdded, itemDeleted
 
+        /// The libvlc event type (`libvlc_event_e`): 0x502 plus the kind's raw value.
         public var nativeType: Int32 { 0x502 + Int32(rawValue) }
+        /// The kind's position among the renderer discoverer kinds: its raw value.
         public var index: Int { rawValue }
     }
 
+    /// Which kind of event this is.
     public var kind: Kind {
         switch self {
         case .itemAdded: .itemAdded
@@ -61,6 +67,7 @@ public enum RendererDiscovererEvent: VLCEvent {
         }
     }
 
+    /// libvlc's name of the event, then the renderer's name and type.
     public var description: String { "\(name) item=\(item.name) (\(item.type))" }
 
     /// Holds the item inside the callback, as libvlc requires for keeping it.

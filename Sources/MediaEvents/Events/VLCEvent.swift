@@ -19,6 +19,7 @@ extension VLCEvent {
     /// libvlc's own name for the event, as `libvlc_event_type_name` spells it
     /// (for example `MediaPlayerEndReached`).
     public var name: String { kind.name }
+    /// `false`: a source whose events carry wrappers (a `VLCMedia` …) says so itself.
     public var holdsWrappers: Bool { false }
 }
 
@@ -40,6 +41,7 @@ extension VLCEventKind {
 
     /// libvlc's own name for the event type, as `libvlc_event_type_name` spells it.
     public var name: String { EventNames.name(of: nativeType) }
+    /// libvlc's name for the event type (`name`).
     public var description: String { name }
 }
 

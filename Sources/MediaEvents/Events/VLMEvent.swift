@@ -45,10 +45,13 @@ public struct VLMEvent: VLCEvent, Equatable {
         /// An instance's input failed (`VlmMediaInstanceStatusError`).
         case instanceStatusError
 
+        /// The libvlc event type (`libvlc_event_e`): 0x600 plus the kind's raw value.
         public var nativeType: Int32 { 0x600 + Int32(rawValue) }
+        /// The kind's position among the VLM kinds: its raw value.
         public var index: Int { rawValue }
     }
 
+    /// libvlc's name of the event, then the media and instance names when there are any.
     public var description: String {
         var text = name
         if let mediaName { text += " media=\(mediaName)" }

@@ -3,7 +3,9 @@ import Dispatch
 
 /// What libvlc may do to parse a media (`libvlc_media_parse_flag_t`).
 public struct ParseOptions: OptionSet, Sendable {
+    /// The `libvlc_media_parse_flag_t` bits.
     public let rawValue: Int32
+    /// Options made of `libvlc_media_parse_flag_t` bits.
     public init(rawValue: Int32) { self.rawValue = rawValue }
 
     /// Parse local files only (no options set).

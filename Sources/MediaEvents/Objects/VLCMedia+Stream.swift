@@ -21,6 +21,7 @@ public protocol VLCMediaStream: AnyObject {
 }
 
 extension VLCMediaStream {
+    /// Does nothing: a stream that holds nothing to release needs no closing.
     public func close() {}
 }
 
@@ -29,10 +30,13 @@ public final class VLCMemoryStream: VLCMediaStream {
     private let data: Data
     private var offset = 0
 
+    /// A stream over `data`, from its first byte.
     public init(_ data: Data) { self.data = data }
 
+    /// The number of bytes of the data.
     public var size: UInt64? { UInt64(data.count) }
 
+    /// Copies the next bytes, at most `buffer.count`, into `buffer`; returns how many, 0 at the end.
     public func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         let count = min(buffer.count, data.count - offset)
         guard count > 0 else { return 0 }
@@ -43,6 +47,7 @@ public final class VLCMemoryStream: VLCMediaStream {
         return count
     }
 
+    /// Moves to byte `offset`; throws `VLCError.invalidState` when it is past the end.
     public func seek(to offset: UInt64) throws {
         guard offset <= UInt64(data.count) else {
             throw VLCError.invalidState("seek to \(offset) past the end (\(data.count) bytes)")

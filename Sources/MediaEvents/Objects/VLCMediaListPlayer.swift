@@ -11,6 +11,7 @@ public enum PlaybackMode: Int32, Sendable, CaseIterable, CustomStringConvertible
     /// Plays the current item again and again.
     case `repeat` = 2
 
+    /// The case's name: `default`, `loop` or `repeat`.
     public var description: String {
         switch self {
         case .default: "default"

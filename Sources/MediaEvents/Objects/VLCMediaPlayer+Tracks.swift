@@ -10,6 +10,7 @@ public struct PlayerTrack: Sendable, Hashable, CustomStringConvertible {
     /// The language code the container gives (`eng`), when it gives one.
     public let language: String?
 
+    /// The id and name, then the language in parentheses when there is one.
     public var description: String { "\(id): \(name)" + (language.map { " (\($0))" } ?? "") }
 }
 

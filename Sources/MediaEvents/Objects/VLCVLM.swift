@@ -71,6 +71,9 @@ public final class VLCVLM: VLCEventSource {
     /// sends `mediaAdded` and `mediaChanged`.
     ///
     /// - Parameters:
+    ///   - name: the name of the broadcast media, unique in this VLM.
+    ///   - input: the MRL of what is broadcast.
+    ///   - output: the stream-output chain it is sent to.
     ///   - options: input options such as `:sout-keep`.
     ///   - enabled: whether the media can be played.
     ///   - loop: whether the broadcast starts again at the end of its input.

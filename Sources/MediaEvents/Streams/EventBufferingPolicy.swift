@@ -46,6 +46,8 @@ public struct EventBufferingPolicy: Sendable, Hashable, CustomStringConvertible 
         return EventBufferingPolicy(coalescesProgress: false, limit: .oldest(count))
     }
 
+    /// How the policy was made: `default`, `unbounded`, `keepNewest(8)`, `keepOldest(8)` …,
+    /// with `+coalescing` when a limited policy also coalesces progress.
     public var description: String {
         switch (coalescesProgress, limit) {
         case (true, .unbounded): "default"
@@ -71,8 +73,10 @@ public struct EventStreamStatistics: Sendable, Hashable, CustomStringConvertible
     /// dropped the stream), which nobody will take.
     public var discarded: Int = 0
 
+    /// Statistics with every count 0.
     public init() {}
 
+    /// Every count on one line: `delivered 3, coalesced 0, dropped 0, pending 1, discarded 0`.
     public var description: String {
         "delivered \(delivered), coalesced \(coalesced), dropped \(dropped), pending \(pending), discarded \(discarded)"
     }

@@ -17,7 +17,9 @@
 ///   or the stream is dropped without ever being iterated.
 /// The stream then leaves the object's subscribers. It never keeps the object alive.
 public struct EventStream<Event: VLCEvent>: AsyncSequence, Sendable {
+    /// The stream's events.
     public typealias Element = Event
+    /// A stream never fails: it ends by returning `nil`.
     public typealias Failure = Never
 
     private let lifetime: StreamLifetime<Event>
@@ -36,13 +38,16 @@ public struct EventStream<Event: VLCEvent>: AsyncSequence, Sendable {
     /// `nil`, pending events are discarded, the stream leaves the object's subscribers.
     public func cancel() { lifetime.sink.cancel() }
 
+    /// The iterator that takes the stream's events.
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(consumer: StreamConsumer(lifetime: lifetime))
     }
 
     /// Takes the events of an `EventStream`. Deinitializing the last copy ends the stream.
     public struct AsyncIterator: AsyncIteratorProtocol {
+        /// The stream's events.
         public typealias Element = Event
+        /// The iterator never fails: it returns `nil` once the stream has ended.
         public typealias Failure = Never
 
         private let consumer: StreamConsumer<Event>

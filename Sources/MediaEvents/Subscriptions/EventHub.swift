@@ -276,6 +276,7 @@ extension EventHub {
 
 /// An object that sends libvlc events: a player, a media, a media list …
 public protocol VLCEventSource: AnyObject, Sendable {
+    /// The events this object sends (`MediaPlayerEvent` for a `VLCMediaPlayer` …).
     associatedtype Event: VLCEvent
     /// The subscribers of this object (an implementation detail of `observe` and `events`).
     var eventHub: EventHub<Event> { get }

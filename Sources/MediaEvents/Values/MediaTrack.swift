@@ -11,8 +11,9 @@ public struct MediaTrack: Sendable, Hashable, CustomStringConvertible {
     public let originalFourCC: UInt32
     /// The track's identifier.
     public let id: Int
-    /// Codec profile and level, 0 when unknown.
+    /// Codec profile, 0 when unknown.
     public let profile: Int
+    /// Codec level, 0 when unknown.
     public let level: Int
     /// Bit rate in bits per second, 0 when unknown.
     public let bitrate: Int
@@ -20,11 +21,13 @@ public struct MediaTrack: Sendable, Hashable, CustomStringConvertible {
     public let language: String?
     /// Description, if the media declares one.
     public let trackDescription: String?
-    /// Audio channels and sample rate (audio tracks).
+    /// The number of audio channels (audio tracks).
     public let audioChannels: Int?
+    /// Sample rate in hertz (audio tracks).
     public let audioRate: Int?
-    /// Frame size in pixels (video tracks).
+    /// Frame width in pixels (video tracks).
     public let videoWidth: Int?
+    /// Frame height in pixels (video tracks).
     public let videoHeight: Int?
     /// Frames per second (`i_frame_rate_num / i_frame_rate_den`, video tracks); `nil` when
     /// libvlc does not know it (either is 0).
@@ -44,6 +47,8 @@ public struct MediaTrack: Sendable, Hashable, CustomStringConvertible {
         return String(cString: text)
     }
 
+    /// A one-line summary: type, id and codec, then channels and rate, frame size and language
+    /// when known.
     public var description: String {
         var text = "\(type) #\(id) \(codecName)"
         if let audioChannels, let audioRate { text += " \(audioChannels)ch \(audioRate)Hz" }

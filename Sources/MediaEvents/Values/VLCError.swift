@@ -17,6 +17,7 @@ public enum VLCError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The object was torn down while waiting for one of its events.
     case sourceEnded(waitingFor: String)
 
+    /// A sentence saying what went wrong, with libvlc's reason for the errors that carry one.
     public var description: String {
         switch self {
         case let .libraryInitializationFailed(arguments, reason):
