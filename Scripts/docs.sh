@@ -24,6 +24,7 @@ if [[ ! -f $graphs/MediaEvents.symbols.json ]]; then
     mkdir -p "$graphs"
     build
 fi
+mkdir -p "$(dirname "$output")"  # a fresh clone has no .build yet
 docc convert Sources/MediaEvents/MediaEvents.docc \
     --additional-symbol-graph-dir "$graphs" \
     --output-path "$output" \
