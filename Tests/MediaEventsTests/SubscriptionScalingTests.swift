@@ -26,7 +26,7 @@ final class SubscriptionScalingTests: XCTestCase {
         order.withLock { $0 = nil }
         XCTAssertEqual(media.eventHub.sinkCount, count)
 
-        var generator = SplitMix(seed: 0x15)
+        var generator = SplitMix64(seed: 0x15)
         let shuffled = Array(0..<count).shuffled(using: &generator)
         let firstHalf = Array(shuffled[..<(count / 2)])
         let secondHalf = Array(shuffled[(count / 2)...])
@@ -83,18 +83,5 @@ final class SubscriptionScalingTests: XCTestCase {
         media.setMeta(.title, "again")
         XCTAssertEqual(again.count, 1)
         token.cancel()
-    }
-}
-
-/// A seeded generator, so a failing order can be replayed.
-private struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
