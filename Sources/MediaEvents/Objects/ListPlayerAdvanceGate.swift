@@ -13,9 +13,17 @@ import Glibc
 /// player's own listener) and ends when that thread sends `NextItemSet` or `Played`; a call
 /// waits for it, at most 2 s (when libvlc coalesces two ends into one move, or has no list to
 /// move in, no second event comes).
+///
+/// What this cannot prevent: an item that ends *during* a `next()` (or `previous`, `play(at:)`,
+/// `play(_:)`). That call lets go of the callback lock while it holds the list's lock; the
+/// ending item's listener wakes libvlc's thread, which takes the callback lock and waits for
+/// the list's: libvlc 3.0 deadlocks inside the call (seen with gdb in a stress test, about one
+/// run in ten with 0.1 s items). A limit of libvlc's list player, documented in LibvlcQuirks.
 final class AdvanceGate: Sendable {
     private struct State {
-        var advancing = false
+        /// `EndReached`s whose move libvlc's thread has not finished: a count, not a flag, as
+        /// the next item may end before the move that started it has sent its event.
+        var pendingMoves = 0
         /// The thread running one of the list player's calls, whose own `NextItemSet` ends no
         /// move of libvlc's thread.
         var callThread: pthread_t?
@@ -24,7 +32,7 @@ final class AdvanceGate: Sendable {
     private let state = Protected(State())
 
     /// The player sent `EndReached`: libvlc's thread is about to move on.
-    func playerReachedEnd() { state.withLock { $0.advancing = true } }
+    func playerReachedEnd() { state.withLock { $0.pendingMoves += 1 } }
 
     /// The list player sent an event (inside libvlc's callback).
     func listPlayerSent(_ event: MediaListPlayerEvent) {
@@ -32,28 +40,38 @@ final class AdvanceGate: Sendable {
         let thread = pthread_self()
         state.withLock { state in
             if let call = state.callThread, pthread_equal(call, thread) != 0 { return }
-            state.advancing = false
+            state.pendingMoves = max(0, state.pendingMoves - 1)
         }
     }
 
-    /// Waits (at most 2 s) until libvlc's thread is not moving to the next item. The player's
-    /// own calls wait too: its `stop` holds the input lock while the input thread's
+    /// Waits (at most 2 s) until libvlc's thread is not moving to the next item, then, in the
+    /// same critical section, marks the calling thread as running a call (`claim`) or not. The
+    /// player's own calls wait too: its `stop` holds the input lock while the input thread's
     /// `EndReached` listener waits for the callback lock that moving thread holds, and that
     /// thread waits for the input lock to set the next media.
-    func waitUntilSettled() {
+    func waitUntilSettled(claim: Bool = false) {
         let deadline = DispatchTime.now() + .seconds(2)
-        while state.withLock({ $0.advancing }), DispatchTime.now() < deadline {
+        let thread = pthread_self()
+        while true {
+            let settled = state.withLock { state -> Bool in
+                // Given up after the deadline: two ends coalesced into one move send one event.
+                if state.pendingMoves > 0, DispatchTime.now() < deadline { return false }
+                state.pendingMoves = 0
+                if claim { state.callThread = thread }
+                return true
+            }
+            if settled { return }
             usleep(500)
         }
     }
 
     /// Runs one of the list player's calls once libvlc's thread is not moving to the next item.
     func run(hasList: Bool, _ call: () -> Void) {
-        if hasList { waitUntilSettled() }
-        let thread = pthread_self()
-        state.withLock {
-            $0.advancing = false
-            $0.callThread = thread
+        if hasList {
+            waitUntilSettled(claim: true)
+        } else {
+            let thread = pthread_self()
+            state.withLock { $0.callThread = thread }
         }
         call()
         state.withLock { $0.callThread = nil }

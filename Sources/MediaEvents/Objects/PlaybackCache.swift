@@ -21,6 +21,7 @@ final class PlaybackCache: Sendable {
         var isPausable = false
         var title = -1
         var chapter = -1
+        var videoOutputs = 0
     }
 
     /// The media the player's last `MediaChanged` carried.
@@ -76,6 +77,7 @@ final class PlaybackCache: Sendable {
         case .pausableChanged(let flag): values.withLock { $0.isPausable = flag }
         case .titleChanged(let title): values.withLock { $0.title = title }
         case .chapterChanged(let chapter): values.withLock { $0.chapter = chapter }
+        case .voutChanged(let count): values.withLock { $0.videoOutputs = count }
         // libvlc's getters answer -1 once the input is gone; so does the cache.
         case .stopped: values.withLock { $0 = Values(state: .stopped) }
         case .mediaChanged(let new):

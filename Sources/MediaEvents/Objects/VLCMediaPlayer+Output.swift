@@ -22,23 +22,34 @@ extension VLCMediaPlayer {
     /// in it, when `path` is a directory and libvlc chose the file name); a subscriber of
     /// another player of the same library receives it too.
     ///
-    /// - Throws: `VLCError.operationFailed` when libvlc cannot take it (no video output yet,
-    ///   or a path it cannot write); `VLCError.timedOut` when its event does not arrive within
+    /// While the player is opening, or has reported a video output that libvlc is replacing
+    /// (it briefly has none while it reconfigures, even after `voutChanged(count: 1)`), the
+    /// call tries again every 50 ms until `timeout`.
+    ///
+    /// - Throws: `VLCError.operationFailed` when libvlc cannot take it (no video output, or a
+    ///   path it cannot write); `VLCError.timedOut` when its event does not arrive within
     ///   `timeout`.
     public func takeSnapshot(
         to path: String, width: Int = 0, height: Int = 0,
         timeout: Duration = .seconds(5)
     ) async throws -> String {
         let stream = events(kinds: [.snapshotTaken], buffering: .default)
-        let failure: String? = await control.performAndWait { player in
-            let status = path.withCString {
-                libvlc_video_take_snapshot(player, 0, $0, UInt32(clamping: width), UInt32(clamping: height))
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let failure: String? = await control.performAndWait { player in
+                let status = path.withCString {
+                    libvlc_video_take_snapshot(player, 0, $0, UInt32(clamping: width), UInt32(clamping: height))
+                }
+                return status == 0 ? nil : VLCError.lastMessage(or: "no video output")
             }
-            return status == 0 ? nil : VLCError.lastMessage(or: "no video output")
-        }
-        if let failure {
-            stream.cancel()
-            throw VLCError.operationFailed(what: "snapshot to \(path)", reason: failure)
+            guard let failure else { break }
+            let values = cachedValues
+            let mayGetOne = values.state == .opening || values.state == .buffering || values.videoOutputs > 0
+            if !mayGetOne || ContinuousClock.now + .milliseconds(50) >= deadline || Task.isCancelled {
+                stream.cancel()
+                throw VLCError.operationFailed(what: "snapshot to \(path)", reason: failure)
+            }
+            try? await Task.sleep(for: .milliseconds(50))
         }
         let directory = path.hasSuffix("/") ? path : path + "/"
         let event = try await stream.first(timeout: timeout, describing: "SnapshotTaken for \(path)") { event in
