@@ -97,10 +97,12 @@ final class StreamConsumer<Event: VLCEvent>: Sendable {
 /// Holds its hub weakly and never the source, so an open stream does not keep the object
 /// alive; the object's teardown finishes the sink (`finish()`).
 final class EventStreamSink<Event: VLCEvent>: EventSink {
-    /// The waiter is an `UnsafeContinuation`: the machine resumes each waiter exactly once
-    /// (its tests check every path), and `CheckedContinuation`, a resilient type, made every
-    /// copy of an action or phase holding it go through value witnesses on libvlc's thread.
-    typealias Machine = EventStreamStateMachine<Event, UnsafeContinuation<Event?, Never>>
+    /// The waiter is a `CheckedContinuation`. An `UnsafeContinuation` saved the value-witness
+    /// copies of a resilient type on libvlc's thread, but ThreadSanitizer reported a race
+    /// between its resume (on the stream queue) and the next `withUnsafeContinuation` of the
+    /// resumed task, which reuses the same task-allocator slot (CI, 2026-12-01); the checked
+    /// one lives in a heap box of its own.
+    typealias Machine = EventStreamStateMachine<Event, CheckedContinuation<Event?, Never>>
 
     let mask: KindMask
     private weak let hub: EventHub<Event>?
@@ -176,7 +178,7 @@ final class EventStreamSink<Event: VLCEvent>: EventSink {
             break
         }
         return await withTaskCancellationHandler {
-            await withUnsafeContinuation { (waiter: UnsafeContinuation<Event?, Never>) in
+            await withCheckedContinuation { (waiter: CheckedContinuation<Event?, Never>) in
                 switch machine.withLock({ $0.suspend(waiter) }) {
                 case .none:
                     break
