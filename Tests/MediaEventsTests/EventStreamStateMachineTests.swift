@@ -221,6 +221,85 @@ final class EventStreamStateMachineTests: XCTestCase {
         }
     }
 
+    func testTakeRun_whenDefaultPolicy_movesOnlyTheStateEventsBeforeTheFirstProgressValue() {
+        var machine = Machine(policy: .default)
+        for event: FakeEvent in [.state(0), .state(1), .state(2), .time(3), .state(4)] { _ = machine.receive(event) }
+        guard case .deliver(.state(0)) = machine.next() else { return XCTFail("the oldest event first") }
+        var batch = ContiguousArray<FakeEvent>()
+        XCTAssertEqual(machine.takeRun(into: &batch), 2)
+        XCTAssertEqual(Array(batch), [.state(1), .state(2)])
+        // time(3) stayed pending, so a newer value still replaces it.
+        guard case .discard(.time(3)) = machine.receive(.time(5)) else {
+            return XCTFail("a progress value left pending must stay replaceable")
+        }
+        XCTAssertEqual(drain(&machine), [.state(4), .time(5)])
+        XCTAssertEqual(machine.statistics.delivered, 5, "the moved events count as delivered")
+    }
+
+    func testTakeRun_whenUnboundedPolicy_movesEverythingPending() {
+        var machine = Machine(policy: .unbounded)
+        for event: FakeEvent in [.state(0), .time(1), .volume(2), .state(3)] { _ = machine.receive(event) }
+        _ = machine.next()
+        var batch = ContiguousArray<FakeEvent>()
+        XCTAssertEqual(machine.takeRun(into: &batch), 3)
+        XCTAssertEqual(Array(batch), [.time(1), .volume(2), .state(3)])
+        XCTAssertEqual(machine.statistics.pending, 0)
+    }
+
+    func testTakeRun_whenPolicyHasALimit_movesNothing() {
+        for policy: EventBufferingPolicy in [.keepNewest(3), .keepOldest(3)] {
+            var machine = Machine(policy: policy)
+            for n in 0..<3 { _ = machine.receive(.state(n)) }
+            _ = machine.next()
+            var batch = ContiguousArray<FakeEvent>()
+            XCTAssertEqual(machine.takeRun(into: &batch), 0, "\(policy): taking early would make room")
+            XCTAssertEqual(machine.statistics.pending, 2)
+        }
+    }
+
+    /// A consumer that takes batches sees exactly what a consumer that takes one event at a
+    /// time sees, for every policy, under random interleavings of arrivals and takes.
+    func testTakeRun_whenRandomInterleaving_deliversWhatSingleTakesDeliver() {
+        var generator = SplitMix64(seed: 7)
+        let policies: [EventBufferingPolicy] = [.default, .unbounded, .keepNewest(4), .keepOldest(4)]
+        for round in 0..<400 {
+            let policy = policies[round % policies.count]
+            var single = Machine(policy: policy)
+            var batched = Machine(policy: policy)
+            var batch = ContiguousArray<FakeEvent>()
+            var fromSingle: [FakeEvent] = []
+            var fromBatched: [FakeEvent] = []
+            for n in 0..<Int(generator.next() % 400) {
+                switch generator.next() % 10 {
+                case 0..<3:
+                    if case .deliver(let event) = single.next() { fromSingle.append(event) }
+                    if !batch.isEmpty {
+                        fromBatched.append(batch.removeFirst())
+                    } else if case .deliver(let event) = batched.next() {
+                        fromBatched.append(event)
+                        _ = batched.takeRun(into: &batch)
+                    }
+                default:
+                    let event: FakeEvent =
+                        switch generator.next() % 3 {
+                        case 0: .state(n)
+                        case 1: .time(n)
+                        default: .volume(n)
+                        }
+                    _ = single.receive(event)
+                    _ = batched.receive(event)
+                }
+                XCTAssertEqual(fromBatched, fromSingle, "\(policy)")
+            }
+            fromSingle += drain(&single)
+            fromBatched += Array(batch) + drain(&batched)
+            XCTAssertEqual(fromBatched, fromSingle, "\(policy)")
+            XCTAssertEqual(batched.statistics.delivered, single.statistics.delivered)
+            XCTAssertEqual(batched.statistics.coalesced, single.statistics.coalesced)
+            XCTAssertEqual(batched.statistics.dropped, single.statistics.dropped)
+        }
+    }
+
     private func isNone(_ action: Machine.SuspendAction) -> Bool {
         if case .none = action { return true }
         return false

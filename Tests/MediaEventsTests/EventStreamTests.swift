@@ -107,6 +107,37 @@ final class EventStreamTests: XCTestCase {
         XCTAssertNil(again)
     }
 
+    /// A burst pending when the consumer asks is handed over in one batch (one lock for the
+    /// burst); its events still count as pending until returned, and a cancel discards the rest.
+    func testEvents_whenConsumerTakesABurst_countsTheBatchAsPendingAndCancelDiscardsTheRest() async throws {
+        let library = try makeLibrary()
+        let media = VLCMedia(url: try TestMedia.wav(seconds: 0.2), library: library)
+        let stream = media.events(.metaChanged)
+        // Sent and delivered inline, inside each call: all pending before the first next().
+        for n in 0..<100 { media.setMeta(.title, "title \(n)") }
+        XCTAssertEqual(stream.statistics.pending, 100)
+        let (afterOne, afterTwo, end) = try await withTimeout(20) {
+            () -> (EventStreamStatistics, EventStreamStatistics, MediaEvent?) in
+            var iterator = stream.makeAsyncIterator()
+            _ = await iterator.next()
+            let afterOne = stream.statistics
+            _ = await iterator.next()
+            let afterTwo = stream.statistics
+            stream.cancel()
+            return (afterOne, afterTwo, await iterator.next())
+        }
+        XCTAssertEqual(afterOne.delivered, 1)
+        XCTAssertEqual(afterOne.pending, 99, "events in the consumer's batch are pending until returned")
+        XCTAssertEqual(afterTwo.delivered, 2)
+        XCTAssertEqual(afterTwo.pending, 98)
+        XCTAssertNil(end, "a cancelled stream returns nothing more from its batch")
+        XCTAssertTrue(stream.isFinished)
+        XCTAssertEqual(stream.statistics.delivered, 2)
+        XCTAssertEqual(stream.statistics.discarded, 98)
+        XCTAssertEqual(stream.statistics.pending, 0)
+        XCTAssertEqual(media.eventHub.sinkCount, 0)
+    }
+
     func testEvents_whenStreamIsDroppedWithoutIterating_leavesTheSubscribers() throws {
         let player = VLCMediaPlayer(library: try makeLibrary())
         do {

@@ -32,6 +32,9 @@ enum ServiceQueues {
     /// thread never resumes a task (see `EventStreamSink.receive`).
     static let streams = DispatchQueue(label: "MediaEvents.streams", qos: qos)
 
+    /// The stream queue's mark, whose drain list carries the consumers' resumptions.
+    static let streamsMark = QueueIdentity.mark(streams)
+
     /// Every queued release pass, lease, completion and teardown (detach and native
     /// release) that has not finished yet; `VLCLibrary.waitForPendingTeardowns` waits for it.
     static let pendingTeardowns = PendingWork()

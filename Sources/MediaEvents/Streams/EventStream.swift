@@ -3,6 +3,8 @@
 // the waiting helpers built on streams (`first`, `waitFor`, `playToEnd`). A stream is an
 // EventHub sink; it resumes its consumer from a queue hop, never on libvlc's thread.
 
+import Synchronization
+
 /// The events of one source as an `AsyncSequence`; make one with `events(_:buffering:)`.
 ///
 /// The stream subscribes when it is created, so events sent between `events()` and the first
@@ -57,11 +59,25 @@ public struct EventStream<Event: VLCEvent>: AsyncSequence, Sendable {
         }
 
         /// The next event, or `nil` once the stream has ended.
+        @_specialize(where Event == MediaPlayerEvent)
+        @_specialize(where Event == MediaEvent)
+        @_specialize(where Event == MediaListEvent)
+        @_specialize(where Event == MediaListPlayerEvent)
+        @_specialize(where Event == MediaDiscovererEvent)
+        @_specialize(where Event == RendererDiscovererEvent)
+        @_specialize(where Event == VLMEvent)
         public mutating func next() async -> Event? {
             await consumer.lifetime.sink.next()
         }
 
         /// The next event, or `nil` once the stream has ended.
+        @_specialize(where Event == MediaPlayerEvent)
+        @_specialize(where Event == MediaEvent)
+        @_specialize(where Event == MediaListEvent)
+        @_specialize(where Event == MediaListPlayerEvent)
+        @_specialize(where Event == MediaDiscovererEvent)
+        @_specialize(where Event == RendererDiscovererEvent)
+        @_specialize(where Event == VLMEvent)
         public mutating func next(isolation actor: isolated (any Actor)?) async -> Event? {
             await consumer.lifetime.sink.next()
         }
@@ -97,16 +113,35 @@ final class StreamConsumer<Event: VLCEvent>: Sendable {
 /// Holds its hub weakly and never the source, so an open stream does not keep the object
 /// alive; the object's teardown finishes the sink (`finish()`).
 final class EventStreamSink<Event: VLCEvent>: EventSink {
-    /// The waiter is a `CheckedContinuation`. An `UnsafeContinuation` saved the value-witness
-    /// copies of a resilient type on libvlc's thread, but ThreadSanitizer reported a race
-    /// between its resume (on the stream queue) and the next `withUnsafeContinuation` of the
-    /// resumed task, which reuses the same task-allocator slot (CI, 2026-12-01); the checked
-    /// one lives in a heap box of its own.
-    typealias Machine = EventStreamStateMachine<Event, CheckedContinuation<Event?, Never>>
+    /// The waiter is a `CheckedContinuation` in a box of ours. An `UnsafeContinuation` saved
+    /// the value-witness copies of a resilient type on libvlc's thread, but ThreadSanitizer
+    /// reported a race between its resume (on the stream queue) and the next
+    /// `withUnsafeContinuation` of the resumed task, which reuses the same task-allocator slot
+    /// (CI, 2026-12-01). The checked one is a resilient struct: inside the machine's generic
+    /// actions it cost value-witness calls and metadata lookups on libvlc's thread for every
+    /// event. The box is one pointer, and it is also the node that resumes it (no allocation
+    /// on libvlc's thread).
+    typealias Machine = EventStreamStateMachine<Event, StreamWaiter<Event>>
 
     let mask: KindMask
     private weak let hub: EventHub<Event>?
     private let machine: Protected<Machine>
+
+    /// The consumer's batch: events the machine handed over at once (`takeRun`), returned by
+    /// the next calls of `next()` without the machine's lock, so that in a burst libvlc's
+    /// thread and the consumer do not take turns at one lock for every event (measured: 2 µs
+    /// per event on libvlc's thread when the consumer kept up one event at a time).
+    ///
+    /// `batch` and `batchStart` belong to whoever holds `consumingBit` in `batchWord`: the one
+    /// `next()` running. Above the two flag bits, `batchWord` counts the batch's events not
+    /// returned yet; `cancel()` sets `cancelledBit`, after which none is returned and the
+    /// holder empties the batch.
+    private let batchWord = Atomic<Int>(0)
+    nonisolated(unsafe) private var batch = ContiguousArray<Event>()
+    nonisolated(unsafe) private var batchStart = 0
+    private static var consumingBit: Int { 1 }
+    private static var cancelledBit: Int { 2 }
+    private static var oneEvent: Int { 4 }
 
     init(mask: KindMask, policy: EventBufferingPolicy, hub: EventHub<Event>) {
         self.mask = mask
@@ -114,8 +149,23 @@ final class EventStreamSink<Event: VLCEvent>: EventSink {
         machine = Protected(Machine(policy: policy))
     }
 
-    var statistics: EventStreamStatistics { machine.withLock { $0.statistics } }
-    var isFinished: Bool { machine.withLock { $0.isFinished } }
+    /// Events in the consumer's batch not returned yet (0 once cancelled).
+    private var batchRemaining: Int {
+        let word = batchWord.load(ordering: .relaxed)
+        return word & Self.cancelledBit != 0 ? 0 : word / Self.oneEvent
+    }
+
+    var statistics: EventStreamStatistics {
+        machine.withLock { machine in
+            var statistics = machine.statistics
+            let remaining = batchRemaining
+            statistics.delivered -= remaining
+            statistics.pending += remaining
+            return statistics
+        }
+    }
+
+    var isFinished: Bool { machine.withLock { $0.isFinished } && batchRemaining == 0 }
 
     func receive(_ event: Event) {
         let action = machine.withLock { $0.receive(event) }
@@ -129,9 +179,10 @@ final class EventStreamSink<Event: VLCEvent>: EventSink {
             // Resumed from the stream queue, never here: this is usually libvlc's thread, and
             // resuming a task there costs an executor enqueue and a thread wake-up per event.
             // The machine has already let go of the waiter, so the events that arrive until
-            // the consumer runs are buffered, and it takes them without suspending: one hop
-            // per batch.
-            ServiceQueues.streams.async { waiter.resume(returning: event) }
+            // the consumer runs are buffered, and it takes them without suspending (in one
+            // batch, see `batchWord`). The waiter's box is the node: no allocation here.
+            waiter.event = event
+            ServiceQueues.streamsMark.enqueue(Unmanaged.passRetained(waiter), on: ServiceQueues.streams)
         case .discard:
             break
         }
@@ -150,26 +201,51 @@ final class EventStreamSink<Event: VLCEvent>: EventSink {
         case .none:
             break
         case .resumeWithEnd(let waiter):
-            waiter.resume(returning: nil)
+            waiter.resumeNow(nil)
         }
     }
 
     func cancel() {
-        switch machine.withLock({ $0.cancel() }) {
+        let action = machine.withLock { machine -> Machine.CancelAction in
+            let action = machine.cancel()
+            if case .end = action {
+                // Under the machine's lock, like `takeRun`: the batch's count is exact here.
+                let word = batchWord.bitwiseOr(Self.cancelledBit, ordering: .relaxed).oldValue
+                machine.discardBatch(word / Self.oneEvent)
+            }
+            return action
+        }
+        switch action {
         case .none:
             break
         case .end(let waiter, let removeFromHub, let discarded):
             if removeFromHub { hub?.remove(self) }
-            waiter?.resume(returning: nil)
+            waiter?.resumeNow(nil)
             _ = discarded
         }
     }
 
     func next() async -> Event? {
+        let previous = batchWord.bitwiseOr(Self.consumingBit, ordering: .acquiring).oldValue
+        precondition(
+            previous & Self.consumingBit == 0,
+            "EventStream: next() called while another next() runs; a stream has one consumer")
+        defer { leaveConsumer() }
         if Task.isCancelled {
             cancel()
         }
-        switch machine.withLock({ $0.next() }) {
+        if let event = takeFromBatch() { return event }
+        let action = machine.withLock { machine -> Machine.NextAction in
+            let action = machine.next()
+            if case .deliver = action {
+                batch.removeAll(keepingCapacity: true)
+                batchStart = 0
+                let moved = machine.takeRun(into: &batch)
+                if moved > 0 { batchWord.add(moved * Self.oneEvent, ordering: .relaxed) }
+            }
+            return action
+        }
+        switch action {
         case .deliver(let event):
             return event
         case .end:
@@ -178,12 +254,12 @@ final class EventStreamSink<Event: VLCEvent>: EventSink {
             break
         }
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (waiter: CheckedContinuation<Event?, Never>) in
-                switch machine.withLock({ $0.suspend(waiter) }) {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Event?, Never>) in
+                switch machine.withLock({ $0.suspend(StreamWaiter(continuation)) }) {
                 case .none:
                     break
                 case .resume(let waiter, let event):
-                    waiter.resume(returning: event)
+                    waiter.resumeNow(event)
                 }
             }
         } onCancel: {
@@ -192,9 +268,65 @@ final class EventStreamSink<Event: VLCEvent>: EventSink {
     }
 }
 
+extension EventStreamSink {
+    /// The next event of the consumer's batch, unless it is used up or the stream was
+    /// cancelled.
+    @inline(__always)
+    private func takeFromBatch() -> Event? {
+        var word = batchWord.load(ordering: .relaxed)
+        while word & Self.cancelledBit == 0, word >= Self.oneEvent {
+            let (exchanged, current) = batchWord.compareExchange(
+                expected: word, desired: word - Self.oneEvent, ordering: .relaxed)
+            if exchanged {
+                let event = batch[batchStart]
+                batchStart += 1
+                return event
+            }
+            word = current
+        }
+        return nil
+    }
+
+    /// Gives the batch up; a cancelled stream's batch is emptied first, by its owner.
+    private func leaveConsumer() {
+        if batchWord.load(ordering: .relaxed) & Self.cancelledBit != 0, !batch.isEmpty {
+            batch = []
+            batchStart = 0
+        }
+        batchWord.bitwiseAnd(~Self.consumingBit, ordering: .releasing)
+    }
+}
+
 extension EventStreamStateMachine.ReceiveAction {
     var discardsWrappers: Bool {
         if case .discard(let event) = self { return event.holdsWrappers }
         return false
+    }
+}
+
+/// A consumer waiting in `next()`, and the node that resumes it from the stream queue.
+///
+/// Queued through the stream queue's mark, so a burst's resumptions are run by one lingering
+/// drain: libvlc's thread pays one compare-exchange per resumption instead of an `async` that
+/// wakes the queue's thread.
+final class StreamWaiter<Event: VLCEvent>: QueuedDelivery, @unchecked Sendable {
+    // @unchecked: `event` is written once, by the thread that took the waiter from the
+    // machine (under its lock, so by exactly one thread), before the releasing push that
+    // publishes the node to the drain, which reads it after its acquiring exchange.
+    private let continuation: CheckedContinuation<Event?, Never>
+    var event: Event?
+
+    init(_ continuation: CheckedContinuation<Event?, Never>) {
+        self.continuation = continuation
+    }
+
+    /// Resumes the consumer on this thread: for the end of the stream, and from the consumer's
+    /// own `next()` (never libvlc's thread).
+    func resumeNow(_ value: Event?) { continuation.resume(returning: value) }
+
+    override func run() {
+        let value = event
+        event = nil
+        continuation.resume(returning: value)
     }
 }

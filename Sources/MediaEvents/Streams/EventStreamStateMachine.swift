@@ -98,6 +98,27 @@ struct EventStreamStateMachine<Event: VLCEvent, Waiter> {
         }
     }
 
+    /// Right after `next()` returned `.deliver`: moves the pending events that follow it and
+    /// that this policy can never coalesce or drop into `batch`, the consumer's own, so that it
+    /// takes a burst with one lock instead of one per event. Only an unbounded policy moves
+    /// any (a limit counts the pending events, and taking them early would make room), and a
+    /// coalescing one stops at the first progress event (a newer value must still be able to
+    /// replace it). What the consumer is given and in which order is therefore unchanged.
+    /// The moved events count as delivered; the owner subtracts those it has not returned.
+    mutating func takeRun(into batch: inout ContiguousArray<Event>) -> Int {
+        guard case .unbounded = policy.limit else { return 0 }
+        let coalesces = policy.coalescesProgress
+        let moved = pending.moveLeading(into: &batch) { !coalesces || !$0.kind.isProgress }
+        counts.delivered += moved
+        return moved
+    }
+
+    /// The consumer's batch was given up with `count` events it had not returned.
+    mutating func discardBatch(_ count: Int) {
+        counts.delivered -= count
+        counts.discarded += count
+    }
+
     enum SuspendAction {
         case none
         /// Resume the waiter at once: with an event, or `nil` when the stream has ended.

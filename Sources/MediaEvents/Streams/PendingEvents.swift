@@ -64,6 +64,27 @@ struct PendingEvents<Event: VLCEvent> {
         return nil
     }
 
+    /// Moves the oldest live events into `batch` for as long as `take` accepts the oldest;
+    /// returns how many it moved.
+    mutating func moveLeading(into batch: inout ContiguousArray<Event>, while take: (Event) -> Bool) -> Int {
+        var moved = 0
+        while head < slots.count {
+            guard let event = slots[head] else {
+                head += 1
+                continue
+            }
+            guard take(event), let taken = popFirst() else { break }
+            batch.append(taken)
+            moved += 1
+        }
+        if head == slots.count, head > 0 {
+            firstArrival += slots.count
+            slots.removeAll(keepingCapacity: true)
+            head = 0
+        }
+        return moved
+    }
+
     /// Removes every event and returns them, oldest first.
     mutating func removeAll() -> [Event] {
         var events: [Event] = []
