@@ -141,6 +141,12 @@ crb_result_t crb_run_no_listener(crb_bench_t *bench, long n, const char *title) 
     return (crb_result_t){ end - start, end - start, 0 };
 }
 
+uint64_t crb_set_meta_loop(void *media, long n, const char *title) {
+    uint64_t start = crb_now_ns();
+    for (long i = 0; i < n; i++) libvlc_media_set_meta(media, libvlc_meta_Title, title);
+    return crb_now_ns() - start;
+}
+
 crb_result_t crb_run_raw(crb_bench_t *bench, long n, const char *title) {
     atomic_store(&bench->mode, CRB_RAW);
     atomic_store(&bench->count, 0);

@@ -161,22 +161,10 @@ final class ThroughputBench {
                 self.userBurst(self.userHandler, userCallbackPayload, self.userWrapper.counter, n)
             },
             Variant(label: "(c)", name: "MediaEvents, async EventsQueueConfiguration", isAsync: true) { n in
-                _ = DrainStatistics.shared.take()
-                let sample = self.burst(self.queuedMedia, self.queuedCounter, n)
-                if ProcessInfo.processInfo.environment["MEDIAEVENTS_DRAIN_STATISTICS"] != nil {
-                    let counts = DrainStatistics.shared.take()
-                    let text = zip(DrainStatistics.names, counts).map { "\($0) \($1)" }.joined(separator: ", ")
-                    FileHandle.standardError.write(
-                        Data(
-                            String(
-                                format: "(c) run: %.0f ns/event on libvlc's thread, %.0f total; %@\n",
-                                sample.produceNanoseconds / Double(n), sample.totalNanoseconds / Double(n), text
-                            ).utf8))
-                }
-                return sample
+                Self.withDrainStatistics("(c)", n) { self.burst(self.queuedMedia, self.queuedCounter, n) }
             },
             Variant(label: "(d)", name: "MediaEvents AsyncSequence consumer", isAsync: true) { n in
-                self.streamBurst(n)
+                Self.withDrainStatistics("(d)", n) { self.streamBurst(n) }
             },
             Variant(label: "(e)", name: "C: dispatch_async per event + heap copy", isAsync: true) { n in
                 Self.sample(crb_run_dispatch(self.raw, n, Self.title), expect: n)
@@ -187,7 +175,7 @@ final class ThroughputBench {
     private func burst(_ media: VLCMedia, _ counter: DeliveryCounter, _ n: Int) -> Sample {
         counter.reset(target: n)
         let start = crb_now_ns()
-        for _ in 0..<n { media.setMetaOnCallingThread(.title, Self.title) }
+        Self.setMetaLoop(media, n)
         let produced = crb_now_ns()
         counter.done.wait()
         let end = crb_now_ns()
@@ -224,7 +212,7 @@ final class ThroughputBench {
             done.signal()
         }
         let start = crb_now_ns()
-        for _ in 0..<n { streamedMedia.setMetaOnCallingThread(.title, Self.title) }
+        Self.setMetaLoop(streamedMedia, n)
         let produced = crb_now_ns()
         done.wait()
         let end = crb_now_ns()
@@ -232,6 +220,29 @@ final class ThroughputBench {
         let count = received.load(ordering: .relaxed)
         precondition(count == n, "delivered \(count) of \(n); \(stream.statistics)")
         return Sample(produceNanoseconds: Double(produced - start), totalNanoseconds: Double(end - start))
+    }
+
+    /// Runs `run`, then, with `MEDIAEVENTS_DRAIN_STATISTICS` set, prints how the drains of the
+    /// queue marks went meanwhile: (c)'s delivery queue, (d)'s stream queue (consumers resumed).
+    private static func withDrainStatistics(_ label: String, _ n: Int, _ run: () -> Sample) -> Sample {
+        _ = DrainStatistics.shared.take()
+        let sample = run()
+        if ProcessInfo.processInfo.environment["MEDIAEVENTS_DRAIN_STATISTICS"] != nil {
+            let counts = DrainStatistics.shared.take()
+            let text = zip(DrainStatistics.names, counts).map { "\($0) \($1)" }.joined(separator: ", ")
+            let line = String(
+                format: "%@ run: %.0f ns/event on libvlc's thread, %.0f total; %@\n", label,
+                sample.produceNanoseconds / Double(n), sample.totalNanoseconds / Double(n), text)
+            FileHandle.standardError.write(Data(line.utf8))
+        }
+        return sample
+    }
+
+    /// The C loop (a) runs, on a MediaEvents media: the same libvlc calls from the same code.
+    private static func setMetaLoop(_ media: VLCMedia, _ n: Int) {
+        withExtendedLifetime(media) {
+            _ = crb_set_meta_loop(UnsafeMutableRawPointer(media.nativeMediaForBenchmarks), n, title)
+        }
     }
 
     private static func sample(_ result: crb_result_t, expect n: Int? = nil) -> Sample {

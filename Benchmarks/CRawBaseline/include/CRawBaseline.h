@@ -46,6 +46,10 @@ void crb_bench_free(crb_bench_t *bench);
 
 /* libvlc_media_set_meta(title) n times with no listener attached: libvlc's own cost. */
 crb_result_t crb_run_no_listener(crb_bench_t *bench, long n, const char *title);
+/* The same loop of libvlc_media_set_meta on another media (a VLCMedia's own): the variants
+ * that deliver through MediaEvents are driven by this C loop, exactly as (a) is, so that the
+ * driving code is no part of the difference. Returns the loop's time in ns. */
+uint64_t crb_set_meta_loop(void *media, long n, const char *title);
 /* (a) n set_meta calls, each event counted inline by the C callback. */
 crb_result_t crb_run_raw(crb_bench_t *bench, long n, const char *title);
 /* (e) n set_meta calls, each event copied and dispatch_async_f'd; total_ns ends when the

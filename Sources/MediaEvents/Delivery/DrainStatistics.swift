@@ -11,6 +11,8 @@ public final class DrainStatistics: Sendable {
     public let drainsScheduled = Atomic<Int>(0)
     /// Lists taken by a drain (each one batch of one or more deliveries).
     public let batches = Atomic<Int>(0)
+    /// Deliveries those batches ran (for the stream queue: consumers resumed).
+    public let deliveries = Atomic<Int>(0)
     /// Drains that found nothing after lingering and gave the queue back.
     public let queueGivenBack = Atomic<Int>(0)
     /// Lingers that ended without work.
@@ -24,13 +26,14 @@ public final class DrainStatistics: Sendable {
     public func take() -> [Int] {
         [
             drainsScheduled.exchange(0, ordering: .relaxed), batches.exchange(0, ordering: .relaxed),
+            deliveries.exchange(0, ordering: .relaxed),
             queueGivenBack.exchange(0, ordering: .relaxed), lingerExpired.exchange(0, ordering: .relaxed),
             lingerYields.exchange(0, ordering: .relaxed), sliceEnded.exchange(0, ordering: .relaxed),
         ]
     }
 
     public static let names = [
-        "drains scheduled", "batches", "queue given back", "linger expired",
+        "drains scheduled", "batches", "deliveries", "queue given back", "linger expired",
         "linger yields", "slice ended",
     ]
 }

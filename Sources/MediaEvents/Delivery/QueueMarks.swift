@@ -101,7 +101,10 @@ enum QueueIdentity {
         private static func runOldestFirst(_ newest: UInt) {
             var node = newest
             var oldest: UInt = 0
+            var count = 0
+            defer { DrainStatistics.shared.deliveries.add(count, ordering: .relaxed) }
             while node != 0 {
+                count += 1
                 let delivery = Unmanaged<QueuedDelivery>.fromOpaque(UnsafeRawPointer(bitPattern: node)!)
                     .takeUnretainedValue()
                 let older = delivery.older

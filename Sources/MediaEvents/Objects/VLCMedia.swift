@@ -136,6 +136,10 @@ public final class VLCMedia: VLCEventSource {
         Self.setMetaNow(native.raw, key.rawValue, value)
     }
 
+    /// The `libvlc_media_t`, for the benchmark's C loop of `libvlc_media_set_meta`.
+    @_spi(Benchmarks)
+    public var nativeMediaForBenchmarks: OpaquePointer { native.raw }
+
     private static func setMetaNow(_ media: OpaquePointer, _ key: UInt32, _ value: String?) {
         let key = libvlc_meta_t(rawValue: key)
         // withCString lends a native string's own NUL-terminated storage; passing the
