@@ -45,11 +45,33 @@ public final class EventHub<Event: VLCEvent>: Sendable {
             case .stream(let sink): sink
             }
         }
+
+        var unretained: Unretained {
+            switch self {
+            case .closure(let sink): .closure(Unmanaged.passUnretained(sink))
+            case .stream(let sink): .stream(Unmanaged.passUnretained(sink))
+            }
+        }
+    }
+
+    /// A slot's sink without its reference count, which publishing reads: copying the strong
+    /// reference out of the snapshot cost a retain and a release per sink per event.
+    private enum Unretained {
+        case empty
+        case closure(Unmanaged<ClosureSink<Event>>)
+        case stream(Unmanaged<EventStreamSink<Event>>)
+    }
+
+    /// One sink: the strong reference keeps it alive while it is subscribed, and while a
+    /// publish's snapshot of the array holds it; `nil` (and `.empty`) once removed.
+    private struct Entry {
+        var owner: Slot?
+        var sink: Unretained
     }
 
     private struct State {
-        /// In subscription order; `nil` where a sink was removed, until `compact()`.
-        var slots: [Slot?] = []
+        /// In subscription order; emptied where a sink was removed, until `compact()`.
+        var slots: [Entry] = []
         /// The slot of each live sink.
         var slotOf: [ObjectIdentifier: Int] = [:]
         var finished = false
@@ -58,12 +80,12 @@ public final class EventHub<Event: VLCEvent>: Sendable {
 
         mutating func append(_ slot: Slot) {
             slotOf[ObjectIdentifier(slot.sink)] = slots.count
-            slots.append(slot)
+            slots.append(Entry(owner: slot, sink: slot.unretained))
         }
 
         mutating func remove(_ sink: any EventSink<Event>) {
             guard let slot = slotOf.removeValue(forKey: ObjectIdentifier(sink)) else { return }
-            slots[slot] = nil
+            slots[slot] = Entry(owner: nil, sink: .empty)
             let live = slotOf.count
             if live == 0 {
                 slots = []
@@ -75,16 +97,17 @@ public final class EventHub<Event: VLCEvent>: Sendable {
         /// Removes the empty slots: O(live), paid for by the more than `live` removals that
         /// left them.
         private mutating func compact() {
-            var kept: [Slot?] = []
+            var kept: [Entry] = []
             kept.reserveCapacity(slotOf.count)
-            for case let slot? in slots {
+            for entry in slots {
+                guard let slot = entry.owner else { continue }
                 slotOf[ObjectIdentifier(slot.sink)] = kept.count
-                kept.append(slot)
+                kept.append(entry)
             }
             slots = kept
         }
 
-        var sinks: [any EventSink<Event>] { slots.compactMap { $0?.sink } }
+        var sinks: [any EventSink<Event>] { slots.compactMap { $0.owner?.sink } }
     }
 
     private let state = Protected(State())
@@ -140,10 +163,19 @@ public final class EventHub<Event: VLCEvent>: Sendable {
 
     func publish(_ event: Event) {
         let slots = state.withLock { $0.slots }
-        for case let slot? in slots {
-            switch slot {
-            case .closure(let sink): if sink.mask.contains(event.kind) { sink.receive(event) }
-            case .stream(let sink): if sink.mask.contains(event.kind) { sink.receive(event) }
+        // The snapshot holds every sink in it until the loop is done, so each is used
+        // unretained; read through the pointer, only the trivial `sink` field is loaded.
+        slots.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            for index in 0..<buffer.count {
+                switch base[index].sink {
+                case .empty:
+                    continue
+                case .closure(let sink):
+                    sink._withUnsafeGuaranteedRef { if $0.mask.contains(event.kind) { $0.receive(event) } }
+                case .stream(let sink):
+                    sink._withUnsafeGuaranteedRef { if $0.mask.contains(event.kind) { $0.receive(event) } }
+                }
             }
         }
     }
