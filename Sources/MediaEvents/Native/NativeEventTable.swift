@@ -101,6 +101,19 @@ final class NativeEventTable: Sendable {
     deinit { detachAll() }
 }
 
+extension NativeEventTable {
+    /// Listeners for every kind of `source`'s events on `manager`, whose user data is a new
+    /// `EventsHandler` for `source`: what each object makes in its `init` and binds to its hub.
+    convenience init<Source: VLCEventSource>(
+        everyKindOf source: Source, manager: OpaquePointer, callback: libvlc_callback_t,
+        configuration: any EventsConfiguring, companion: (any AnyObject & Sendable)? = nil
+    ) {
+        self.init(
+            manager: manager, types: Source.Event.Kind.allCases.map(\.nativeType), callback: callback,
+            handler: EventsHandler(object: source, configuration: configuration, companion: companion))
+    }
+}
+
 /// The body of every source's C callback: borrows the handler from libvlc's user data,
 /// converts the event inside the callback (where lent pointers are valid), lets `beforeDispatch`
 /// update what must follow the event on libvlc's thread, then delivers it to the source's hub.

@@ -50,11 +50,10 @@ public final class VLCMedia: VLCEventSource {
         native = NativePointer(raw: media)
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
         control = ControlQueue(for: "media", native: media, target: ServiceQueues.teardown)
-        let handler = EventsHandler(object: self, configuration: self.configuration)
         eventHub.bind(
             NativeEventTable(
-                manager: libvlc_media_event_manager(media), types: MediaEvent.Kind.allCases.map(\.nativeType),
-                callback: mediaCallback, handler: handler), attachNow: attachNow)
+                everyKindOf: self, manager: libvlc_media_event_manager(media), callback: mediaCallback,
+                configuration: self.configuration), attachNow: attachNow)
     }
 
     deinit {

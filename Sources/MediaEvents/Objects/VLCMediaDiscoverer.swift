@@ -91,12 +91,10 @@ public final class VLCMediaDiscoverer: VLCEventSource {
             preconditionFailure("libvlc_media_discoverer_media_list returned NULL")
         }
         mediaList = VLCMediaList(adopting: list, configuration: configuration)
-        let handler = EventsHandler(object: self, configuration: configuration)
         eventHub.bind(
             NativeEventTable(
-                manager: DiscovererEventManager.get(discoverer),
-                types: MediaDiscovererEvent.Kind.allCases.map(\.nativeType),
-                callback: mediaDiscovererCallback, handler: handler), attachNow: true)
+                everyKindOf: self, manager: DiscovererEventManager.get(discoverer),
+                callback: mediaDiscovererCallback, configuration: configuration), attachNow: true)
     }
 
     deinit {

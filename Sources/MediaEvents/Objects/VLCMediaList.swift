@@ -64,11 +64,9 @@ public final class VLCMediaList: VLCEventSource {
         controlMark = QueueIdentity.mark(control)
         isReadOnly = libvlc_media_list_is_readonly(list) != 0
         contents = ListContents(followsEvents: isReadOnly)
-        let handler = EventsHandler(object: self, configuration: self.configuration, companion: contents)
         let table = NativeEventTable(
-            manager: libvlc_media_list_event_manager(list),
-            types: MediaListEvent.Kind.allCases.map(\.nativeType),
-            callback: mediaListCallback, handler: handler)
+            everyKindOf: self, manager: libvlc_media_list_event_manager(list), callback: mediaListCallback,
+            configuration: self.configuration, companion: contents)
         // Inside a handler of this very list's item events the sending thread holds the
         // list's non-recursive lock: locking it again would never return, and reading it
         // without locking is safe, since its owner waits for this handler.

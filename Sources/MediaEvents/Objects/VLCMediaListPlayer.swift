@@ -90,12 +90,11 @@ public final class VLCMediaListPlayer: VLCEventSource {
         let player = mediaPlayer.native
         control.perform { libvlc_media_list_player_set_media_player($0, player.raw) }
         mediaPlayer.addEndObserver(advance)
-        let handler = EventsHandler(object: self, configuration: self.configuration, companion: advance)
         eventHub.bind(
             NativeEventTable(
-                manager: libvlc_media_list_player_event_manager(listPlayer),
-                types: MediaListPlayerEvent.Kind.allCases.map(\.nativeType),
-                callback: listPlayerCallback, handler: handler), attachNow: true)
+                everyKindOf: self, manager: libvlc_media_list_player_event_manager(listPlayer),
+                callback: listPlayerCallback, configuration: self.configuration, companion: advance),
+            attachNow: true)
     }
 
     deinit {

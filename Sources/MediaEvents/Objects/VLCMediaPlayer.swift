@@ -37,11 +37,9 @@ public final class VLCMediaPlayer: VLCEventSource {
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
         control = ControlQueue(for: "player", native: player)
         cache = PlaybackCache(configuration: self.configuration)
-        let handler = EventsHandler(object: self, configuration: self.configuration, companion: cache)
         let table = NativeEventTable(
-            manager: libvlc_media_player_event_manager(player),
-            types: MediaPlayerEvent.Kind.allCases.map(\.nativeType),
-            callback: playerCallback, handler: handler)
+            everyKindOf: self, manager: libvlc_media_player_event_manager(player), callback: playerCallback,
+            configuration: self.configuration, companion: cache)
         // Attached at once (as every source is): the cache behind the getters must follow the
         // player from the start.
         eventHub.bind(table, attachNow: true)

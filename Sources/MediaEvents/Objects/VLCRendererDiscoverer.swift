@@ -56,12 +56,10 @@ public final class VLCRendererDiscoverer: VLCEventSource {
         self.library = library
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
         control = ControlQueue(for: "renderers", native: discoverer)
-        let handler = EventsHandler(object: self, configuration: self.configuration)
         eventHub.bind(
             NativeEventTable(
-                manager: libvlc_renderer_discoverer_event_manager(discoverer),
-                types: RendererDiscovererEvent.Kind.allCases.map(\.nativeType),
-                callback: rendererCallback, handler: handler), attachNow: true)
+                everyKindOf: self, manager: libvlc_renderer_discoverer_event_manager(discoverer),
+                callback: rendererCallback, configuration: self.configuration), attachNow: true)
     }
 
     deinit {

@@ -43,11 +43,10 @@ public final class VLCVLM: VLCEventSource {
         shared = library.sharedVLM
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
         let manager = try shared.open(library)
-        let handler = EventsHandler(object: self, configuration: self.configuration)
         eventHub.bind(
             NativeEventTable(
-                manager: manager.raw, types: VLMEvent.Kind.allCases.map(\.nativeType),
-                callback: vlmCallback, handler: handler), attachNow: true)
+                everyKindOf: self, manager: manager.raw, callback: vlmCallback, configuration: self.configuration),
+            attachNow: true)
     }
 
     deinit {
