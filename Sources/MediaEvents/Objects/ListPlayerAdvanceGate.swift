@@ -48,15 +48,17 @@ final class AdvanceGate: Sendable {
     /// same critical section, marks the calling thread as running a call (`claim`) or not. The
     /// player's own calls wait too: its `stop` holds the input lock while the input thread's
     /// `EndReached` listener waits for the callback lock that moving thread holds, and that
-    /// thread waits for the input lock to set the next media.
-    func waitUntilSettled(claim: Bool = false) {
+    /// thread waits for the input lock to set the next media. Without `waiting` it only claims.
+    func waitUntilSettled(claim: Bool = false, waiting: Bool = true) {
         let deadline = DispatchTime.now() + .seconds(2)
         let thread = pthread_self()
         while true {
             let settled = state.withLock { state -> Bool in
-                // Given up after the deadline: two ends coalesced into one move send one event.
-                if state.pendingMoves > 0, DispatchTime.now() < deadline { return false }
-                state.pendingMoves = 0
+                if waiting {
+                    // Given up after the deadline: two ends coalesced into one move send one event.
+                    if state.pendingMoves > 0, DispatchTime.now() < deadline { return false }
+                    state.pendingMoves = 0
+                }
                 if claim { state.callThread = thread }
                 return true
             }
@@ -65,14 +67,10 @@ final class AdvanceGate: Sendable {
         }
     }
 
-    /// Runs one of the list player's calls once libvlc's thread is not moving to the next item.
+    /// Runs one of the list player's calls once libvlc's thread is not moving to the next item
+    /// (without a list it has nowhere to move, so the call only claims the thread).
     func run(hasList: Bool, _ call: () -> Void) {
-        if hasList {
-            waitUntilSettled(claim: true)
-        } else {
-            let thread = pthread_self()
-            state.withLock { $0.callThread = thread }
-        }
+        waitUntilSettled(claim: true, waiting: hasList)
         call()
         state.withLock { $0.callThread = nil }
     }

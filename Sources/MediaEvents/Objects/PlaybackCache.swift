@@ -1,6 +1,3 @@
-import Dispatch
-import Synchronization
-
 /// The player's state, media, time, position, length, seekability, title and chapter as its events last
 /// reported them.
 ///
