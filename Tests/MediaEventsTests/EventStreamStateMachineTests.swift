@@ -32,6 +32,15 @@ enum FakeEvent: VLCEvent, Equatable {
     }
 
     var description: String { "\(kind.rawValue):\(value)" }
+
+    /// An event of a random kind with arrival number `n`.
+    static func random(_ n: Int, _ generator: inout SplitMix64) -> FakeEvent {
+        switch generator.next() % 3 {
+        case 0: .state(n)
+        case 1: .time(n)
+        default: .volume(n)
+        }
+    }
 }
 
 final class EventStreamStateMachineTests: XCTestCase {
@@ -202,12 +211,7 @@ final class EventStreamStateMachineTests: XCTestCase {
                     if case .deliver(let event) = machine.next() { taken.append(event) }
                     if !model.isEmpty { expected.append(model.removeFirst()) }
                 default:
-                    let event: FakeEvent =
-                        switch generator.next() % 3 {
-                        case 0: .state(n)
-                        case 1: .time(n)
-                        default: .volume(n)
-                        }
+                    let event = FakeEvent.random(n, &generator)
                     _ = machine.receive(event)
                     if event.kind.isProgress { model.removeAll { $0.kind == event.kind } }
                     model.append(event)
@@ -280,12 +284,7 @@ final class EventStreamStateMachineTests: XCTestCase {
                         _ = batched.takeRun(into: &batch)
                     }
                 default:
-                    let event: FakeEvent =
-                        switch generator.next() % 3 {
-                        case 0: .state(n)
-                        case 1: .time(n)
-                        default: .volume(n)
-                        }
+                    let event = FakeEvent.random(n, &generator)
                     _ = single.receive(event)
                     _ = batched.receive(event)
                 }

@@ -59,18 +59,15 @@ public struct EventStream<Event: VLCEvent>: AsyncSequence, Sendable {
         }
 
         /// The next event, or `nil` once the stream has ended.
-        @_specialize(where Event == MediaPlayerEvent)
-        @_specialize(where Event == MediaEvent)
-        @_specialize(where Event == MediaListEvent)
-        @_specialize(where Event == MediaListPlayerEvent)
-        @_specialize(where Event == MediaDiscovererEvent)
-        @_specialize(where Event == RendererDiscovererEvent)
-        @_specialize(where Event == VLMEvent)
         public mutating func next() async -> Event? {
-            await consumer.lifetime.sink.next()
+            await next(isolation: nil)
         }
 
         /// The next event, or `nil` once the stream has ended.
+        ///
+        /// Specialized for every event type: this is the generic entry a consumer's
+        /// `for await` calls from another module, and unspecialized, the stream's code looked
+        /// up generic metadata inside the lock that libvlc's thread takes for every event.
         @_specialize(where Event == MediaPlayerEvent)
         @_specialize(where Event == MediaEvent)
         @_specialize(where Event == MediaListEvent)
@@ -149,6 +146,18 @@ final class EventStreamSink<Event: VLCEvent>: EventSink {
         machine = Protected(Machine(policy: policy))
     }
 
+    deinit {
+        // A batch left by a consumer that stopped after a cancel from elsewhere; the last
+        // reference to a stream may go on any thread, libvlc's included.
+        Self.releaseOffThread(batch)
+    }
+
+    /// Drops `events` on the release queue if any carries wrappers, whose last reference must
+    /// not go on a libvlc thread; here otherwise.
+    private static func releaseOffThread<Events: Collection<Event>>(_ events: Events) {
+        if events.contains(where: \.holdsWrappers) { ServiceQueues.releaseLater(events) }
+    }
+
     /// Events in the consumer's batch not returned yet (0 once cancelled).
     private var batchRemaining: Int {
         let word = batchWord.load(ordering: .relaxed)
@@ -221,7 +230,8 @@ final class EventStreamSink<Event: VLCEvent>: EventSink {
         case .end(let waiter, let removeFromHub, let discarded):
             if removeFromHub { hub?.remove(self) }
             waiter?.resumeNow(nil)
-            _ = discarded
+            // `cancel()` may be called on libvlc's thread (a stream dropped in a handler).
+            Self.releaseOffThread(discarded)
         }
     }
 
