@@ -45,33 +45,11 @@ public final class EventHub<Event: VLCEvent>: Sendable {
             case .stream(let sink): sink
             }
         }
-
-        var unretained: Unretained {
-            switch self {
-            case .closure(let sink): .closure(Unmanaged.passUnretained(sink))
-            case .stream(let sink): .stream(Unmanaged.passUnretained(sink))
-            }
-        }
-    }
-
-    /// A slot's sink without its reference count, which publishing reads: copying the strong
-    /// reference out of the snapshot cost a retain and a release per sink per event.
-    private enum Unretained {
-        case empty
-        case closure(Unmanaged<ClosureSink<Event>>)
-        case stream(Unmanaged<EventStreamSink<Event>>)
-    }
-
-    /// One sink: the strong reference keeps it alive while it is subscribed, and while a
-    /// publish's snapshot of the array holds it; `nil` (and `.empty`) once removed.
-    private struct Entry {
-        var owner: Slot?
-        var sink: Unretained
     }
 
     private struct State {
-        /// In subscription order; emptied where a sink was removed, until `compact()`.
-        var slots: [Entry] = []
+        /// In subscription order; `nil` where a sink was removed, until `compact()`.
+        var slots: [Slot?] = []
         /// The slot of each live sink.
         var slotOf: [ObjectIdentifier: Int] = [:]
         var finished = false
@@ -80,12 +58,12 @@ public final class EventHub<Event: VLCEvent>: Sendable {
 
         mutating func append(_ slot: Slot) {
             slotOf[ObjectIdentifier(slot.sink)] = slots.count
-            slots.append(Entry(owner: slot, sink: slot.unretained))
+            slots.append(slot)
         }
 
         mutating func remove(_ sink: any EventSink<Event>) {
             guard let slot = slotOf.removeValue(forKey: ObjectIdentifier(sink)) else { return }
-            slots[slot] = Entry(owner: nil, sink: .empty)
+            slots[slot] = nil
             let live = slotOf.count
             if live == 0 {
                 slots = []
@@ -97,17 +75,16 @@ public final class EventHub<Event: VLCEvent>: Sendable {
         /// Removes the empty slots: O(live), paid for by the more than `live` removals that
         /// left them.
         private mutating func compact() {
-            var kept: [Entry] = []
+            var kept: [Slot?] = []
             kept.reserveCapacity(slotOf.count)
-            for entry in slots {
-                guard let slot = entry.owner else { continue }
+            for case let slot? in slots {
                 slotOf[ObjectIdentifier(slot.sink)] = kept.count
-                kept.append(entry)
+                kept.append(slot)
             }
             slots = kept
         }
 
-        var sinks: [any EventSink<Event>] { slots.compactMap { $0.owner?.sink } }
+        var sinks: [any EventSink<Event>] { slots.compactMap { $0?.sink } }
     }
 
     private let state = Protected(State())
@@ -163,19 +140,10 @@ public final class EventHub<Event: VLCEvent>: Sendable {
 
     func publish(_ event: Event) {
         let slots = state.withLock { $0.slots }
-        // The snapshot holds every sink in it until the loop is done, so each is used
-        // unretained; read through the pointer, only the trivial `sink` field is loaded.
-        slots.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return }
-            for index in 0..<buffer.count {
-                switch base[index].sink {
-                case .empty:
-                    continue
-                case .closure(let sink):
-                    sink._withUnsafeGuaranteedRef { if $0.mask.contains(event.kind) { $0.receive(event) } }
-                case .stream(let sink):
-                    sink._withUnsafeGuaranteedRef { if $0.mask.contains(event.kind) { $0.receive(event) } }
-                }
+        for case let slot? in slots {
+            switch slot {
+            case .closure(let sink): if sink.mask.contains(event.kind) { sink.receive(event) }
+            case .stream(let sink): if sink.mask.contains(event.kind) { sink.receive(event) }
             }
         }
     }
