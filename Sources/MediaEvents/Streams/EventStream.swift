@@ -147,6 +147,10 @@ final class EventStreamSink<Event: VLCEvent>: EventSink {
     }
 
     deinit {
+        // Acquiring: pairs with the releasing store that ended the last `next()`, after its
+        // last write of the batch (the reference count orders them too, but ThreadSanitizer
+        // does not see it).
+        _ = batchWord.load(ordering: .acquiring)
         // A batch left by a consumer that stopped after a cancel from elsewhere; the last
         // reference to a stream may go on any thread, libvlc's included.
         Self.releaseOffThread(batch)
