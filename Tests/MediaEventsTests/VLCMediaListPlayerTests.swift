@@ -205,6 +205,46 @@ final class VLCMediaListPlayerTests: XCTestCase {
         playerToken.cancel()
     }
 
+    /// libvlc 3's `play_item_at_index` and `play_item` read the list player's list without
+    /// checking that it has one: in raw C, either call on a list player without a list dies of
+    /// SIGSEGV at address 0xb0 (the missing list's item count). Here a call made before the
+    /// list is set changes nothing: not without a list at all, not when the list is set right
+    /// after it (the matrix's perturbing run crashed that way, a handler's `play(at:)` queued
+    /// before the scenario set the list), and not when another thread sets the list at the
+    /// same time. Once the list is set, `play(at:)` plays.
+    func testPlayAtIndexAndPlayItem_whenNoListYet_changeNothingAndThenPlay() async throws {
+        let library = try VLCLibrary()
+        for round in 0..<20 {
+            let (list, _) = try wavList(2, library)
+            let listPlayer = VLCMediaListPlayer(library: library)
+            let played = Recorder<String>()
+            let token = listPlayer.mediaPlayer.observe(.mediaChanged) { event in
+                if case .mediaChanged(let media?) = event { played.record(URL(string: media.mrl)!.lastPathComponent) }
+            }
+            let stray = VLCMedia(url: try TestMedia.wav(seconds: 0.3, name: "stray.wav"), library: library)
+            listPlayer.play(at: 0)
+            listPlayer.play(stray)
+            if round.isMultiple(of: 2) {
+                listPlayer.mediaList = list
+            } else {
+                // Another thread sets the list while this one asks for an item.
+                let setter = Thread { listPlayer.mediaList = list }
+                setter.start()
+                for _ in 0..<20 { listPlayer.play(at: 1) }
+            }
+            try await withTimeout(20) { await listPlayer.waitForPendingControls() }
+            if round.isMultiple(of: 2) {
+                XCTAssertEqual(played.values, [], "round \(round): a call made before the list played")
+            }
+            XCTAssertFalse(played.values.contains("stray.wav"), "round \(round): \(played.values)")
+            try await withTimeout(20) { await listPlayer.stopAndWait() }
+            listPlayer.play(at: 1)
+            XCTAssertTrue(played.wait(timeout: 20) { $0 == "item1.wav" }, "round \(round): \(played.values)")
+            try await withTimeout(20) { await listPlayer.stopAndWait() }
+            token.cancel()
+        }
+    }
+
     /// next() moves on at once; the loop mode starts again after the last item; the repeat
     /// mode plays the current item again (libvlc 3 needs a current item for it: `play()` in
     /// the repeat mode with none sends Played, so the test starts with `play(at:)`).

@@ -51,6 +51,12 @@ public final class VLCMediaListPlayer: VLCEventSource {
     }
 
     private let settings = Protected(Settings())
+    /// Whether libvlc's list player has a list yet: set by the queued `set_media_list`, read
+    /// by the queued calls that libvlc 3 carries out on the list without checking that there
+    /// is one (`play_item_at_index` and `play_item` read a missing list's count: SIGSEGV).
+    /// Only touched on the control queue, so it is what libvlc has when those calls run, even
+    /// when another thread sets the list at the same time.
+    private let nativeHasList = Protected(false)
 
     /// Creates a list player with a new `VLCMediaPlayer`.
     ///
@@ -121,15 +127,21 @@ public final class VLCMediaListPlayer: VLCEventSource {
             guard let newValue else {
                 // libvlc 3 cannot unset the list; an empty one stands in for it.
                 let empty = libvlc_media_list_new(mediaPlayer.library.native.raw).map(NativePointer.init)
+                let hasList = nativeHasList
                 perform { player in
                     guard let empty else { return }
                     libvlc_media_list_player_set_media_list(player, empty.raw)
                     libvlc_media_list_release(empty.raw)
+                    hasList.withLock { $0 = true }
                 }
                 _ = previous
                 return
             }
-            perform { libvlc_media_list_player_set_media_list($0, newValue.native.raw) }
+            let hasList = nativeHasList
+            perform { player in
+                libvlc_media_list_player_set_media_list(player, newValue.native.raw)
+                hasList.withLock { $0 = true }
+            }
             // Dropped outside the lock: its deinit may run subscription completions.
             _ = previous
         }
@@ -167,15 +179,25 @@ public final class VLCMediaListPlayer: VLCEventSource {
     /// Plays the previous item, if there is one.
     public func previous() { perform { _ = libvlc_media_list_player_previous($0) } }
 
-    /// Plays the item at `index`; an index out of range changes nothing.
+    /// Plays the item at `index`; an index out of range changes nothing, and so does a call
+    /// made before the list player has a list (in call order).
     public func play(at index: Int) {
         guard index >= 0, index <= Int(Int32.max) else { return }
-        perform { _ = libvlc_media_list_player_play_item_at_index($0, Int32(index)) }
+        let hasList = nativeHasList
+        perform { player in
+            guard hasList.withLock({ $0 }) else { return }
+            _ = libvlc_media_list_player_play_item_at_index(player, Int32(index))
+        }
     }
 
-    /// Plays `media`, which must be an item of the list; otherwise nothing changes.
+    /// Plays `media`, which must be an item of the list; otherwise nothing changes (nor
+    /// before the list player has a list).
     public func play(_ media: VLCMedia) {
-        perform { _ = libvlc_media_list_player_play_item($0, media.native.raw) }
+        let hasList = nativeHasList
+        perform { player in
+            guard hasList.withLock({ $0 }) else { return }
+            _ = libvlc_media_list_player_play_item(player, media.native.raw)
+        }
     }
 
     /// `play()`, returning once libvlc has started the first item.
