@@ -1,10 +1,6 @@
 # The two commands of the README. Each installs what is missing first.
 .PHONY: run test deps format lint coverage docs
 
-# A crash's backtrace unwinds with DWARF, so it goes on through libvlc's frames (the default,
-# frame pointers, stopped at the first libvlc frame of a crash seen once in the matrix).
-export SWIFT_BACKTRACE ?= unwind=precise
-
 deps:
 	@Scripts/install-deps.sh
 
