@@ -123,6 +123,51 @@ final class PlayerCallsTests: XCTestCase {
         }
     }
 
+    /// libvlc 3's input thread sends `EndReached` and then frees its titles without the lock
+    /// the title and chapter getters copy them under (`End` in src/input/input.c), so a read
+    /// from an `EndReached` handler copied freed memory (a crash in libvlccore, rare; the
+    /// matrix does it in every configuration). From `EndReached` until the next input opens,
+    /// `titles()` and `chapters()` answer nothing without asking libvlc; the next input's
+    /// titles come back. Ten reads from each `EndReached` handler, over rounds of play to the
+    /// end and play again, in every configuration.
+    func testTitlesAndChapters_whenReadFromEndReachedHandler_answerEmptyUntilTheNextInputOpens() async throws {
+        let movie = try TestMedia.movie(seconds: 0.6, chapters: 2, name: "ending-movie.mkv")
+        for mode in DispatchMode.allCases {
+            let (configuration, _) = mode.make()
+            let player = VLCMediaPlayer(library: TestLibrary.shared, configuration: configuration)
+            player.media = VLCMedia(path: movie.path, library: TestLibrary.shared, configuration: configuration)
+            let fromEnd = Locked<[Int]>([])
+            let reads = Locked<[Task<Void, Never>]>([])
+            let log = EventLog<MediaPlayerEvent>()
+            let token = player.observe { event in
+                log.record(event)
+                guard case .endReached = event else { return }
+                for _ in 0..<10 {
+                    let task = Task {
+                        let titles = await player.titles()
+                        let chapters = await player.chapters()
+                        fromEnd.withLock { $0.append(titles.count + chapters.count) }
+                    }
+                    reads.withLock { $0.append(task) }
+                }
+            }
+            for round in 0..<4 {
+                log.entries.removeAll()
+                player.play()
+                XCTAssertTrue(log.wait(for: .playing, timeout: 20), "\(mode) round \(round): \(log.names)")
+                let playing = try await withTimeout(20) { await player.titles() }
+                XCTAssertEqual(playing.count, 1, "\(mode) round \(round): the playing input's titles")
+                XCTAssertTrue(log.wait(for: .endReached, timeout: 20), "\(mode) round \(round): \(log.names)")
+                for task in reads.withLock({ $0 }) { try await withTimeout(20) { await task.value } }
+                try await withTimeout(20) { await player.stopAndWait() }
+            }
+            token.cancel()
+            let counts = fromEnd.withLock { $0 }
+            XCTAssertEqual(counts.count, 40, "\(mode): reads made from the EndReached handlers")
+            XCTAssertEqual(counts.filter { $0 != 0 }, [], "\(mode): titles or chapters read from an ending input")
+        }
+    }
+
     func testRate_whenSet_isReadBackAndPlaybackKeepsGoing() async throws {
         for mode in DispatchMode.allCases {
             guard let (player, log, token) = startPlaying(SharedMedia.movie, mode: mode) else { continue }

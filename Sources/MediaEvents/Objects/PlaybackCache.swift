@@ -33,6 +33,9 @@ final class PlaybackCache: Sendable {
     /// delivered) go in the inline and synchronous configurations.
     let detour: LockedSendDetour
 
+    /// Keeps title and chapter reads away from an ending input (see `TitleReadGate`).
+    let titleReads = TitleReadGate()
+
     /// The gates of the list players that play with this player (see `AdvanceGate`).
     private let endObservers = Protected<[AdvanceGate]>([])
 
@@ -64,6 +67,11 @@ final class PlaybackCache: Sendable {
 
     /// Runs inside libvlc's callback, before any dispatch.
     func record(_ event: MediaPlayerEvent) {
+        switch event.kind {
+        case .endReached, .encounteredError: titleReads.inputEnds()
+        case .opening: titleReads.inputStarts()
+        default: break
+        }
         if event.kind == .endReached { endObservers.withLock { $0.forEach { $0.playerReachedEnd() } } }
         if let state = Self.state(after: event) { values.withLock { $0.state = state } }
         switch event {

@@ -134,39 +134,48 @@ extension VLCMediaPlayer {
 
     // MARK: Titles and chapters
 
-    /// The titles of the current input; empty without input.
+    /// The titles of the current input; empty without input, and once the input has sent
+    /// `EndReached` or `EncounteredError` (libvlc frees its titles then) until the next one
+    /// opens.
     public func titles() async -> [TitleDescription] {
-        await control.performAndWait { player in
-            var array: UnsafeMutablePointer<UnsafeMutablePointer<libvlc_title_description_t>?>?
-            let count = libvlc_media_player_get_full_title_descriptions(player, &array)
-            guard count > 0, let array else { return [] }
-            defer { libvlc_title_descriptions_release(array, UInt32(count)) }
-            return (0..<Int(count)).compactMap { index in
-                array[index].map { entry in
-                    let flags = entry.pointee.i_flags
-                    return TitleDescription(
-                        name: Self.trimmedName(entry.pointee.psz_name), duration: entry.pointee.i_duration,
-                        isMenu: flags & UInt32(libvlc_title_menu) != 0,
-                        isInteractive: flags & UInt32(libvlc_title_interactive) != 0)
-                }
+        let gate = titleReads
+        return await control.performAndWait { player in gate.read { Self.titlesNow(player) } ?? [] }
+    }
+
+    private static func titlesNow(_ player: OpaquePointer) -> [TitleDescription] {
+        var array: UnsafeMutablePointer<UnsafeMutablePointer<libvlc_title_description_t>?>?
+        let count = libvlc_media_player_get_full_title_descriptions(player, &array)
+        guard count > 0, let array else { return [] }
+        defer { libvlc_title_descriptions_release(array, UInt32(count)) }
+        return (0..<Int(count)).compactMap { index in
+            array[index].map { entry in
+                let flags = entry.pointee.i_flags
+                return TitleDescription(
+                    name: Self.trimmedName(entry.pointee.psz_name), duration: entry.pointee.i_duration,
+                    isMenu: flags & UInt32(libvlc_title_menu) != 0,
+                    isInteractive: flags & UInt32(libvlc_title_interactive) != 0)
             }
         }
     }
 
     /// The chapters of `title` (`nil`: the current title) of the current input; empty
-    /// without input or when the title has none.
+    /// without input, when the title has none, and once the input has sent `EndReached` or
+    /// `EncounteredError` until the next one opens (as ``titles()``).
     public func chapters(ofTitle title: Int? = nil) async -> [ChapterDescription] {
-        await control.performAndWait { player in
-            var array: UnsafeMutablePointer<UnsafeMutablePointer<libvlc_chapter_description_t>?>?
-            let count = libvlc_media_player_get_full_chapter_descriptions(player, Int32(clamping: title ?? -1), &array)
-            guard count > 0, let array else { return [] }
-            defer { libvlc_chapter_descriptions_release(array, UInt32(count)) }
-            return (0..<Int(count)).compactMap { index in
-                array[index].map { entry in
-                    ChapterDescription(
-                        name: Self.trimmedName(entry.pointee.psz_name),
-                        offset: entry.pointee.i_time_offset, duration: entry.pointee.i_duration)
-                }
+        let gate = titleReads
+        return await control.performAndWait { player in gate.read { Self.chaptersNow(player, title) } ?? [] }
+    }
+
+    private static func chaptersNow(_ player: OpaquePointer, _ title: Int?) -> [ChapterDescription] {
+        var array: UnsafeMutablePointer<UnsafeMutablePointer<libvlc_chapter_description_t>?>?
+        let count = libvlc_media_player_get_full_chapter_descriptions(player, Int32(clamping: title ?? -1), &array)
+        guard count > 0, let array else { return [] }
+        defer { libvlc_chapter_descriptions_release(array, UInt32(count)) }
+        return (0..<Int(count)).compactMap { index in
+            array[index].map { entry in
+                ChapterDescription(
+                    name: Self.trimmedName(entry.pointee.psz_name),
+                    offset: entry.pointee.i_time_offset, duration: entry.pointee.i_duration)
             }
         }
     }

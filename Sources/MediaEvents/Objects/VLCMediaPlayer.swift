@@ -215,6 +215,7 @@ public final class VLCMediaPlayer: VLCEventSource {
 
     /// The values the player's last events reported.
     var cachedValues: PlaybackCache.Values { cache.current }
+    var titleReads: TitleReadGate { cache.titleReads }
 
     /// The length of the current media in milliseconds (-1 while unknown).
     public var length: Int64 { cache.current.length }
