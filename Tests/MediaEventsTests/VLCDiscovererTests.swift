@@ -35,6 +35,45 @@ final class VLCDiscovererTests: XCTestCase {
         listToken.cancel()
     }
 
+    /// libvlc 3's media discoverer `stop` destroys its service without checking that it has
+    /// one (a stop before `start`, or a second one, dereferences a null service in
+    /// libvlccore), and both discoverers' `start` replace a running service (the renderer's
+    /// only asserts against it). Here a stop of a stopped discoverer and a start of a running
+    /// one change nothing: one Started and one Ended for start, start, stop, stop.
+    func testStartAndStop_whenRepeatedOrOutOfOrder_changeNothing() async throws {
+        let library = try VLCLibrary()
+        let discoverer = try VLCMediaDiscoverer(name: "audio_dir", library: library)
+        let events = Recorder<MediaDiscovererEvent.Kind>()
+        let token = discoverer.observe { events.record($0.kind) }
+        try await withTimeout(30) {
+            discoverer.stop()
+            await discoverer.stopAndWait()
+            try await discoverer.start()
+            try await discoverer.start()
+            XCTAssertTrue(discoverer.isRunning)
+            await discoverer.stopAndWait()
+            await discoverer.stopAndWait()
+            discoverer.stop()
+            await discoverer.stopAndWait()
+        }
+        XCTAssertFalse(discoverer.isRunning)
+        XCTAssertEqual(events.values, [.started, .ended])
+        token.cancel()
+
+        // The renderer discoverer: no renderer answers here, so only that nothing breaks.
+        for service in VLCRendererDiscoverer.available(library: library) {
+            let renderers = try VLCRendererDiscoverer(name: service.name, library: library)
+            try await withTimeout(30) {
+                renderers.stop()
+                await renderers.stopAndWait()
+                guard (try? await renderers.start()) != nil else { return }  // its daemon is missing
+                try await renderers.start()
+                await renderers.stopAndWait()
+                await renderers.stopAndWait()
+            }
+        }
+    }
+
     /// libvlc 3 accepts any name at creation and refuses to start an unknown service.
     func testStart_whenServiceUnknown() async throws {
         let library = try VLCLibrary()

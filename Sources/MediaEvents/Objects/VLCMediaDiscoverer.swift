@@ -110,27 +110,38 @@ public final class VLCMediaDiscoverer: VLCEventSource {
     /// Whether the service runs.
     public var isRunning: Bool { libvlc_media_discoverer_is_running(native.raw) != 0 }
 
-    /// Starts the service; returns once it runs (libvlc sends `started`).
+    /// Starts the service; returns once it runs (libvlc sends `started`; nothing happens when
+    /// it runs already).
     ///
     /// - Throws: `VLCError.invalidState` when the service cannot start.
     public func start() async throws {
         // libvlc's error message is per thread: read it where the call failed.
-        let failure = await control.performAndWait { discoverer in
-            libvlc_media_discoverer_start(discoverer) == 0 ? nil : VLCError.lastMessage(or: "unknown reason")
+        let failure = await control.performAndWait { discoverer -> String? in
+            // libvlc 3 would drop the running service, whose thread goes on feeding the list.
+            guard libvlc_media_discoverer_is_running(discoverer) == 0 else { return nil }
+            return libvlc_media_discoverer_start(discoverer) == 0 ? nil : VLCError.lastMessage(or: "unknown reason")
         }
         if let failure {
             throw VLCError.invalidState("media discoverer \(name) did not start: \(failure)")
         }
     }
 
-    /// Stops the service (queued); libvlc sends `ended`. The list keeps what was found.
+    /// Stops the service (queued); libvlc sends `ended`. The list keeps what was found. When
+    /// the service does not run, nothing happens.
     public func stop() {
-        control.perform { libvlc_media_discoverer_stop($0) }
+        control.perform { Self.stopNow($0) }
     }
 
     /// `stop()`, returning once the service has stopped.
     public func stopAndWait() async {
-        await control.performAndWait { libvlc_media_discoverer_stop($0) }
+        await control.performAndWait { Self.stopNow($0) }
+    }
+
+    /// libvlc 3's `stop` destroys the service without checking that there is one: on a
+    /// discoverer that does not run it dereferences a null service (SIGSEGV in libvlccore).
+    private static func stopNow(_ discoverer: OpaquePointer) {
+        guard libvlc_media_discoverer_is_running(discoverer) != 0 else { return }
+        libvlc_media_discoverer_stop(discoverer)
     }
 }
 

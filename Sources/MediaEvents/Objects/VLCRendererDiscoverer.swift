@@ -26,6 +26,10 @@ public final class VLCRendererDiscoverer: VLCEventSource {
     /// How this discoverer's events are dispatched.
     public let configuration: any EventsConfiguring
     private let control: ControlQueue
+    /// Whether libvlc's discoverer has a service: libvlc 3 has no getter for it, and its
+    /// `start` asserts there is none (with asserts off it drops the running one, whose thread
+    /// goes on calling into the discoverer). Only touched on the control queue.
+    private let started = Protected(false)
 
     /// The renderer discovery services of the installed libvlc (plugins).
     public static func available(library: VLCLibrary) -> [RendererDiscovererDescription] {
@@ -72,13 +76,20 @@ public final class VLCRendererDiscoverer: VLCEventSource {
         }
     }
 
-    /// Starts discovering; returns once libvlc has started the service.
+    /// Starts discovering; returns once libvlc has started the service (at once when it runs
+    /// already).
     ///
     /// - Throws: `VLCError.invalidState` when the service cannot start.
     public func start() async throws {
+        let started = started
         // libvlc's error message is per thread: read it where the call failed.
-        let failure = await control.performAndWait { discoverer in
-            libvlc_renderer_discoverer_start(discoverer) == 0 ? nil : VLCError.lastMessage(or: "unknown reason")
+        let failure = await control.performAndWait { discoverer -> String? in
+            guard !started.withLock({ $0 }) else { return nil }
+            guard libvlc_renderer_discoverer_start(discoverer) == 0 else {
+                return VLCError.lastMessage(or: "unknown reason")
+            }
+            started.withLock { $0 = true }
+            return nil
         }
         if let failure {
             throw VLCError.invalidState("renderer discoverer \(name) did not start: \(failure)")
@@ -87,12 +98,19 @@ public final class VLCRendererDiscoverer: VLCEventSource {
 
     /// Stops discovering (queued). Renderers found are not reported as deleted.
     public func stop() {
-        control.perform { libvlc_renderer_discoverer_stop($0) }
+        let started = started
+        control.perform { Self.stopNow($0, started) }
     }
 
     /// `stop()`, returning once the service has stopped.
     public func stopAndWait() async {
-        await control.performAndWait { libvlc_renderer_discoverer_stop($0) }
+        let started = started
+        await control.performAndWait { Self.stopNow($0, started) }
+    }
+
+    private static func stopNow(_ discoverer: OpaquePointer, _ started: Protected<Bool>) {
+        libvlc_renderer_discoverer_stop(discoverer)
+        started.withLock { $0 = false }
     }
 }
 
