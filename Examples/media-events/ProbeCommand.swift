@@ -81,7 +81,8 @@ struct ProbeCommand {
         return failed ? 1 : 0
     }
 
-    /// Opens `media` in a player until it plays, reads its titles and chapters, and stops.
+    /// Opens `media` in a player until it plays, pauses it, reads its titles and chapters, and
+    /// stops.
     /// Media without titles (a WAV) give none.
     private static func titles(of media: VLCMedia, library: VLCLibrary, timeout: Double)
         async -> [(title: TitleDescription, chapters: [ChapterDescription])]
@@ -94,6 +95,9 @@ struct ProbeCommand {
                 timeout: .milliseconds(Int64(timeout * 1000))),
             event.kind == .playing
         else { return [] }
+        // Paused first (queued before the reads): an input that ends has no titles left. Not
+        // when it cannot pause: libvlc 3 stops such an input instead.
+        if player.isPausable { player.pause() }
         var titles: [(title: TitleDescription, chapters: [ChapterDescription])] = []
         for (index, title) in await player.titles().enumerated() {
             titles.append((title, await player.chapters(ofTitle: index)))
