@@ -183,21 +183,13 @@ public final class VLCMediaListPlayer: VLCEventSource {
     /// made before the list player has a list (in call order).
     public func play(at index: Int) {
         guard index >= 0, index <= Int(Int32.max) else { return }
-        let hasList = nativeHasList
-        perform { player in
-            guard hasList.withLock({ $0 }) else { return }
-            _ = libvlc_media_list_player_play_item_at_index(player, Int32(index))
-        }
+        performOnList { _ = libvlc_media_list_player_play_item_at_index($0, Int32(index)) }
     }
 
     /// Plays `media`, which must be an item of the list; otherwise nothing changes (nor
     /// before the list player has a list).
     public func play(_ media: VLCMedia) {
-        let hasList = nativeHasList
-        perform { player in
-            guard hasList.withLock({ $0 }) else { return }
-            _ = libvlc_media_list_player_play_item(player, media.native.raw)
-        }
+        performOnList { _ = libvlc_media_list_player_play_item($0, media.native.raw) }
     }
 
     /// `play()`, returning once libvlc has started the first item.
@@ -232,6 +224,15 @@ public final class VLCMediaListPlayer: VLCEventSource {
         control.perform { listPlayer in
             list?.waitForPendingEdits()
             advance.run(hasList: list != nil) { operation(listPlayer) }
+        }
+    }
+
+    /// `perform`, skipped when libvlc's list player has no list yet (see `nativeHasList`).
+    private func performOnList(_ operation: @escaping @Sendable (OpaquePointer) -> Void) {
+        let hasList = nativeHasList
+        perform { player in
+            guard hasList.withLock({ $0 }) else { return }
+            operation(player)
         }
     }
 
