@@ -24,11 +24,14 @@ let package = Package(
         ),
         // The libvlc log callback (a C va_list callback Swift cannot write), used by VLCLogSource.
         .target(name: "CLibVLCLog", dependencies: ["CLibVLC"]),
-        .target(name: "MediaEvents", dependencies: ["CLibVLC", "CLibVLCLog"]),
+        // libvlc 3.0's non-atomic media reference count, made atomic for every caller in the
+        // process (see its header).
+        .target(name: "CLibVLCFixes", dependencies: ["CLibVLC"], linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "MediaEvents", dependencies: ["CLibVLC", "CLibVLCLog", "CLibVLCFixes"]),
         .target(name: "CVLCTestSupport", dependencies: ["CLibVLC"], path: "Tests/CVLCTestSupport"),
         .testTarget(
             name: "MediaEventsTests",
-            dependencies: ["MediaEvents", "CLibVLC", "CLibVLCLog", "CVLCTestSupport"],
+            dependencies: ["MediaEvents", "CLibVLC", "CLibVLCLog", "CLibVLCFixes", "CVLCTestSupport"],
             exclude: ["Support/README.md"]
         ),
         .target(name: "ExampleSupport", dependencies: ["MediaEvents"], path: "Examples/Shared"),

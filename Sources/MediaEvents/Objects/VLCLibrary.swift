@@ -4,6 +4,7 @@
 // its teardown to Delivery/'s queues; none calls `libvlc_event_*` itself.
 
 import CLibVLC
+import CLibVLCFixes
 import Dispatch
 import Glibc
 
@@ -53,6 +54,9 @@ public final class VLCLibrary: Sendable {
         arguments: [String] = VLCLibrary.headlessArguments,
         logsConfiguration: (any EventsConfiguring)? = nil
     ) throws {
+        // Settled here, on the caller's thread, rather than by the first retain, which may be
+        // libvlc's inside a callback.
+        _ = mel_media_refcount_prepare()
         var cStrings = arguments.map { strdup($0) }
         defer { cStrings.forEach { free($0) } }
         let instance = cStrings.withUnsafeMutableBufferPointer { buffer in
@@ -94,6 +98,23 @@ public final class VLCLibrary: Sendable {
             until: { slice in
                 ServiceQueues.pendingTeardowns.waitForIdle(excluding: excluded, until: slice)
             }, timeout: .now() + timeout)
+    }
+
+    /// Whether libvlc's media reference count is changed atomically in this process.
+    ///
+    /// libvlc 3.0 counts a media's references with a plain `int` that its own threads (the
+    /// input thread at every state change, the list player's, the preparser) and the
+    /// program's change at the same moments, so a retain or a release can be lost: a leak,
+    /// or a media freed while in use. MediaEvents replaces `libvlc_media_retain` and
+    /// `libvlc_media_release` for the whole process with versions that change the same count
+    /// with atomic operations (libvlc's own calls reach them too) and let libvlc free the
+    /// media at the last release, as before.
+    ///
+    /// `false` when the installed libvlc does not store the count where 3.0 does (checked
+    /// once, against libvlc's own functions), or when the environment sets
+    /// `MEDIAEVENTS_ATOMIC_MEDIA_REFCOUNT=0`: libvlc's own functions then run unchanged.
+    public static var mediaReferenceCountIsAtomic: Bool {
+        mel_media_refcount_prepare() == MEL_MEDIA_REFCOUNT_ATOMIC
     }
 
     /// The libvlc version string, for example "3.0.24 Vetinari".

@@ -1,0 +1,55 @@
+/* CLibVLCFixes: libvlc 3.0 bugs that no wrapper can work around from outside, fixed here.
+ *
+ * Atomic media reference count. libvlc 3.0 counts a media's references with a plain `int`:
+ * `libvlc_media_retain` is `i_refcount++` and `libvlc_media_release` is `i_refcount--`, with no
+ * lock and no atomic operation (lib/media.c), yet libvlc itself calls them from several threads
+ * at once (the input thread retains and releases the media it plays at every state change; the
+ * list player's thread, the preparser, a list's last release, and the program's own threads do
+ * too). Two of those calls at the same moment lose a count: a lost release leaks the media, a
+ * lost retain frees it while it is still in use (a crash inside libvlc later, for instance in
+ * `vlc_event_detach` from a list's last release).
+ *
+ * This file defines `libvlc_media_retain` and `libvlc_media_release` itself. A program that links
+ * MediaEvents exports them, so the dynamic linker binds libvlc's own calls (all of which go through
+ * its PLT in Debian's build) to these as well as the program's: every retain and release of every
+ * media in the process then changes the count with one atomic operation. The last release hands
+ * the media back to libvlc's own `libvlc_media_release` with the count at 1, which frees it exactly
+ * as before.
+ *
+ * The count's place is checked once, before first use, against libvlc's own functions on a
+ * scratch buffer: its retain must add one to the `int` at byte 72 (after the event manager and
+ * the input item pointer) and touch nothing else, its release must take one from the same `int`
+ * and return. If the installed libvlc does anything else, or when the environment sets
+ * MEDIAEVENTS_ATOMIC_MEDIA_REFCOUNT=0, every call goes to libvlc's own functions unchanged.
+ */
+#ifndef CLIBVLCFIXES_H
+#define CLIBVLCFIXES_H
+
+#include <vlc/vlc.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** How media references are counted in this process. */
+typedef enum mel_media_refcount_mode {
+    /** libvlc's own functions, unchanged: the layout check failed. */
+    MEL_MEDIA_REFCOUNT_LIBVLC = 0,
+    /** Atomic: libvlc's count is changed with atomic operations by every caller. */
+    MEL_MEDIA_REFCOUNT_ATOMIC = 1,
+    /** libvlc's own functions, unchanged: MEDIAEVENTS_ATOMIC_MEDIA_REFCOUNT=0. */
+    MEL_MEDIA_REFCOUNT_DISABLED = 2,
+} mel_media_refcount_mode;
+
+/** Resolves libvlc's own functions and checks the layout, once; then answers at once. */
+mel_media_refcount_mode mel_media_refcount_prepare(void);
+
+/** The reference count of `media` as libvlc stores it, or -1 when the layout check failed.
+ *  For tests: a count read while other threads retain or release is already stale. */
+int mel_media_refcount_peek(libvlc_media_t *media);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
