@@ -374,6 +374,7 @@ struct MatrixMember: Sendable {
 
     static let library: [MatrixMember] = [
         .init("VLCLibrary.version") { _ in _ = VLCLibrary.version },
+        .init("VLCLibrary.mediaReferenceCountIsAtomic") { _ in _ = VLCLibrary.mediaReferenceCountIsAtomic },
         .init("VLCLibrary.sharedEventsConfiguration") { _ in _ = VLCLibrary.sharedEventsConfiguration },
         .init("VLCLibrary.waitForPendingTeardowns") { _ in _ = VLCLibrary.waitForPendingTeardowns(timeout: 0.2) },
         .init("library.logs.observe+cancel") { $0.library.logs.observe(minimumLevel: .debug) { _ in }.cancel() },
