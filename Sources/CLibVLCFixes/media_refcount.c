@@ -29,24 +29,27 @@ static media_fn lookup(void *handle, const char *name, media_fn own) {
     return found == own ? NULL : found;
 }
 
-/* Whether libvlc's own retain and release do exactly what 3.0's do, tried on a scratch
- * buffer that is no media: retain on zeros must set the int at REFCOUNT_OFFSET to 1 and
- * nothing else; release on a buffer of 5s must leave 4 there and change nothing else (a count
- * still above zero returns before anything else is touched). */
-static bool layout_matches(void) {
-    static _Alignas(64) int scratch[SCRATCH_INTS];
+/* Whether retain and release keep the count where libvlc 3.0 does, tried on a scratch buffer
+ * that is no media: retain on zeros must leave 1 in the int at REFCOUNT_OFFSET and nothing else
+ * changed; release on zeros with 5 there must leave 4 and nothing else changed (a count still
+ * above zero returns before anything is freed). Zeros elsewhere, so that a mutex they might
+ * take there is an unlocked one. What else they do does not matter once the count's place is
+ * known: every caller then goes through the atomic functions. */
+int mel_media_refcount_layout_matches(void (*retain)(libvlc_media_t *), void (*release)(libvlc_media_t *)) {
+    _Alignas(64) int scratch[SCRATCH_INTS];
     const int slot = REFCOUNT_OFFSET / (int)sizeof(int);
     memset(scratch, 0, sizeof scratch);
-    original_retain((libvlc_media_t *)scratch);
+    retain((libvlc_media_t *)scratch);
     for (int i = 0; i < SCRATCH_INTS; i++) {
-        if (scratch[i] != (i == slot ? 1 : 0)) return false;
+        if (scratch[i] != (i == slot ? 1 : 0)) return 0;
     }
-    for (int i = 0; i < SCRATCH_INTS; i++) scratch[i] = 5;
-    original_release((libvlc_media_t *)scratch);
+    memset(scratch, 0, sizeof scratch);
+    scratch[slot] = 5;
+    release((libvlc_media_t *)scratch);
     for (int i = 0; i < SCRATCH_INTS; i++) {
-        if (scratch[i] != (i == slot ? 4 : 5)) return false;
+        if (scratch[i] != (i == slot ? 4 : 0)) return 0;
     }
-    return true;
+    return 1;
 }
 
 static void prepare(void) {
@@ -58,7 +61,7 @@ static void prepare(void) {
         fprintf(stderr, "MediaEvents: libvlc's libvlc_media_retain/release not found (%s)\n", dlerror());
         abort();
     }
-    layout_checked = layout_matches();
+    layout_checked = mel_media_refcount_layout_matches(original_retain, original_release);
     const char *setting = getenv("MEDIAEVENTS_ATOMIC_MEDIA_REFCOUNT");
     if (!layout_checked) {
         mode = MEL_MEDIA_REFCOUNT_LIBVLC;

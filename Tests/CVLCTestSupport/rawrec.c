@@ -289,3 +289,23 @@ const char *rawrec_type_name(int type)
 {
     return libvlc_event_type_name(type);
 }
+
+/* Stand-ins for the layout check (CVLCTestSupport.h). */
+static int *count_at(libvlc_media_t *media, int byte) { return (int *)((char *)media + byte); }
+
+void fakevlc_retain_3_0(libvlc_media_t *media) { *count_at(media, 72) += 1; }
+
+void fakevlc_release_3_0(libvlc_media_t *media) {
+    if (--*count_at(media, 72) > 0) return;
+}
+
+void fakevlc_retain_elsewhere(libvlc_media_t *media) { *count_at(media, 80) += 1; }
+
+void fakevlc_release_elsewhere(libvlc_media_t *media) {
+    if (--*count_at(media, 80) > 0) return;
+}
+
+void fakevlc_retain_marking(libvlc_media_t *media) {
+    *count_at(media, 24) = 1; /* a flag of some other field */
+    *count_at(media, 72) += 1;
+}

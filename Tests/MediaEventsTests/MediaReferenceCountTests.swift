@@ -1,5 +1,6 @@
 import CLibVLC
 import CLibVLCFixes
+import CVLCTestSupport
 import Foundation
 @testable import MediaEvents
 import Synchronization
@@ -27,6 +28,17 @@ final class MediaReferenceCountTests: XCTestCase {
         libvlc_media_release(media)
         XCTAssertEqual(mel_media_refcount_peek(media), 1)
         libvlc_media_release(media)
+    }
+
+    /// The check that decides between the atomic functions and libvlc's own accepts functions
+    /// that keep the count where 3.0 does and refuses a count kept elsewhere or a retain that
+    /// changes anything else: with such a libvlc the process keeps libvlc's own functions.
+    func testLayoutCheck_acceptsOnly3_0sPlaceWithNothingElseChanged() {
+        XCTAssertEqual(mel_media_refcount_layout_matches(fakevlc_retain_3_0, fakevlc_release_3_0), 1)
+        XCTAssertEqual(mel_media_refcount_layout_matches(fakevlc_retain_elsewhere, fakevlc_release_elsewhere), 0)
+        XCTAssertEqual(mel_media_refcount_layout_matches(fakevlc_retain_elsewhere, fakevlc_release_3_0), 0)
+        XCTAssertEqual(mel_media_refcount_layout_matches(fakevlc_retain_3_0, fakevlc_release_elsewhere), 0)
+        XCTAssertEqual(mel_media_refcount_layout_matches(fakevlc_retain_marking, fakevlc_release_3_0), 0)
     }
 
     /// libvlc's own retains and releases, made inside libvlc on four threads at once: each

@@ -74,6 +74,15 @@ void rawrec_clear(rawrec_t *rec);
 /* libvlc_event_type_name(type), "Unknown Event" for unknown types. */
 const char *rawrec_type_name(int type);
 
+/* Stand-ins for libvlc's media retain and release, for the layout check of CLibVLCFixes: as
+ * 3.0's (the int at byte 72), with the count elsewhere (byte 80), and a retain that also
+ * changes another word. They touch only the buffer they are given. */
+void fakevlc_retain_3_0(libvlc_media_t *media);
+void fakevlc_release_3_0(libvlc_media_t *media);
+void fakevlc_retain_elsewhere(libvlc_media_t *media);
+void fakevlc_release_elsewhere(libvlc_media_t *media);
+void fakevlc_retain_marking(libvlc_media_t *media);
+
 #ifdef __cplusplus
 }
 #endif
