@@ -7,13 +7,26 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 iterations=${1:-12}
-swift build -c release --scratch-path .build-leaks --product MediaEventsLeakLoop
+# C debug info as DWARF 4: valgrind 3.19 (Debian 12) cannot read the DWARF 5 that the
+# toolchain's clang writes for the C targets (with CLibVLCFixes' it gave up on a "possibly
+# corrupted debuginfo file" before running anything).
+swift build -c release --scratch-path .build-leaks -Xcc -gdwarf-4 --product MediaEventsLeakLoop
 binary=.build-leaks/release/MediaEventsLeakLoop
 log=$(mktemp "${TMPDIR:-/tmp}/mediaevents-leaks.XXXXXX.log")
+status=0
 valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite \
     --num-callers=60 --suppressions=Scripts/leaks.supp --log-file="$log" \
-    "$binary" "$iterations"
+    "$binary" "$iterations" || status=$?
+if ! grep -q "ERROR SUMMARY" "$log"; then
+    echo "FAIL: valgrind did not get to a leak summary (exit status $status); the end of its log ($log):"
+    tail -n 15 "$log"
+    exit 1
+fi
 grep -E "definitely lost|indirectly lost|possibly lost|ERROR SUMMARY|suppressed:" "$log" | sed 's/^==[0-9]*== //'
+if [[ $status -ne 0 ]]; then
+    echo "FAIL: MediaEventsLeakLoop exited with status $status under valgrind (log: $log)"
+    exit 1
+fi
 # Each leak record is a block of lines from "... are definitely lost ..." to a blank line.
 ours=$(awk '/are definitely lost/ { block = $0; inblock = 1; next }
             inblock && /^==[0-9]+== *$/ { if (block ~ /MediaEvents|LeakLoop/) print block "\n"; inblock = 0; next }
