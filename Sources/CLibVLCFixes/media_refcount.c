@@ -20,7 +20,7 @@ typedef void (*media_fn)(libvlc_media_t *);
 static media_fn original_retain; /* libvlc's own functions */
 static media_fn original_release;
 static mel_media_refcount_mode mode = MEL_MEDIA_REFCOUNT_LIBVLC;
-static bool layout_checked; /* libvlc's functions use the count at REFCOUNT_OFFSET */
+static bool layout_matched; /* libvlc's functions keep the count at REFCOUNT_OFFSET */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static media_fn lookup(void *handle, const char *name, media_fn own) {
@@ -61,9 +61,9 @@ static void prepare(void) {
         fprintf(stderr, "MediaEvents: libvlc's libvlc_media_retain/release not found (%s)\n", dlerror());
         abort();
     }
-    layout_checked = mel_media_refcount_layout_matches(original_retain, original_release);
+    layout_matched = mel_media_refcount_layout_matches(original_retain, original_release);
     const char *setting = getenv("MEDIAEVENTS_ATOMIC_MEDIA_REFCOUNT");
-    if (!layout_checked) {
+    if (!layout_matched) {
         mode = MEL_MEDIA_REFCOUNT_LIBVLC;
     } else if (setting != NULL && strcmp(setting, "0") == 0) {
         mode = MEL_MEDIA_REFCOUNT_DISABLED;
@@ -83,7 +83,7 @@ static _Atomic int *count_of(libvlc_media_t *media) {
 
 int mel_media_refcount_peek(libvlc_media_t *media) {
     mel_media_refcount_prepare();
-    if (!layout_checked) return -1;
+    if (!layout_matched) return -1;
     return atomic_load_explicit(count_of(media), memory_order_relaxed);
 }
 

@@ -19,8 +19,9 @@
  * The count's place is checked once, before first use, against libvlc's own functions on a
  * scratch buffer: its retain must add one to the `int` at byte 72 (after the event manager and
  * the input item pointer) and leave nothing else changed, its release must take one from the
- * same `int` and return. If the installed libvlc does anything else, or when the environment sets
- * MEDIAEVENTS_ATOMIC_MEDIA_REFCOUNT=0, every call goes to libvlc's own functions unchanged.
+ * same `int` and return. If the installed libvlc keeps the count anywhere else, or when the
+ * environment sets MEDIAEVENTS_ATOMIC_MEDIA_REFCOUNT=0, every call goes to libvlc's own functions
+ * unchanged.
  */
 #ifndef CLIBVLCFIXES_H
 #define CLIBVLCFIXES_H
@@ -45,8 +46,8 @@ typedef enum mel_media_refcount_mode {
 mel_media_refcount_mode mel_media_refcount_prepare(void);
 
 /** The layout check, on the given functions: whether `retain` adds one to the int at byte 72 of
- *  a scratch buffer and leaves nothing else changed, and `release` takes one from it and returns. Run
- *  once on libvlc's own functions; exported so that tests can run it on others. */
+ *  a scratch buffer and leaves nothing else changed, and `release` takes one from it and
+ *  returns. Run once on libvlc's own functions; exported so that tests can run it on others. */
 int mel_media_refcount_layout_matches(void (*retain)(libvlc_media_t *), void (*release)(libvlc_media_t *));
 
 /** The reference count of `media` as libvlc stores it, or -1 when the layout check failed.
