@@ -228,9 +228,17 @@ final class VLCMediaListPlayerTests: XCTestCase {
                 listPlayer.mediaList = list
             } else {
                 // Another thread sets the list while this one asks for an item.
-                let setter = Thread { listPlayer.mediaList = list }
+                let setterDone = DispatchSemaphore(value: 0)
+                let setter = Thread {
+                    listPlayer.mediaList = list
+                    setterDone.signal()
+                }
                 setter.start()
                 for _ in 0..<20 { listPlayer.play(at: 1) }
+                // The checks below need the list set. Without this wait a setter thread that
+                // started late (CI's loaded 2-core machine, round 7) set it only after the
+                // final `play(at: 1)`, which then rightly changed nothing.
+                XCTAssertEqual(setterDone.wait(timeout: .now() + 20), .success, "round \(round): the setter never ran")
             }
             try await withTimeout(20) { await listPlayer.waitForPendingControls() }
             if round.isMultiple(of: 2) {
