@@ -7,27 +7,31 @@ final class MediaEventsLogInputTests: XCTestCase {
     func testLog_whenSourceStalls_failsAtTheOpenTimeout() throws {
         let server = try StalledServer()
         let start = Date()
-        let result = try runProgram(
-            "media-events", ["log", "--no-progress", "--open-timeout", "2", server.url],
-            timeout: 30)
-        let seconds = Date().timeIntervalSince(start)
+        let program = try RunningProgram("media-events", ["log", "--no-progress", "--open-timeout", "2", server.url])
+        // The upper bound counts from the opening (when the timeout starts), not from the
+        // launch, which a sanitized build makes seconds longer.
+        XCTAssertNotNil(program.waitForLine(timeout: 30) { $0.contains("MediaPlayerOpening") }, program.stdout)
+        let opened = Date()
+        let result = try program.finish(timeout: 30)
         XCTAssertEqual(result.status, 1, result.stderr)
         XCTAssertEqual(
             result.stderrLines, ["media-events: \(server.url): still not playing after 2 s (--open-timeout)"])
-        XCTAssertGreaterThanOrEqual(seconds, 2)
-        XCTAssertLessThan(seconds, 10, "the stalled media is stopped at the timeout")
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(start), 2)
+        XCTAssertLessThan(Date().timeIntervalSince(opened), 10, "the stalled media is stopped at the timeout")
         XCTAssertFalse(result.stdout.contains("MediaPlayerPlaying"), result.stdout)
     }
 
     func testLog_whenSourceStallsWithoutOption_failsAfterTheDefault30Seconds() throws {
         let server = try StalledServer()
         let start = Date()
-        let result = try runProgram("media-events", ["log", "--no-progress", server.url], timeout: 60)
-        let seconds = Date().timeIntervalSince(start)
+        let program = try RunningProgram("media-events", ["log", "--no-progress", server.url])
+        XCTAssertNotNil(program.waitForLine(timeout: 30) { $0.contains("MediaPlayerOpening") }, program.stdout)
+        let opened = Date()
+        let result = try program.finish(timeout: 60)
         XCTAssertEqual(result.status, 1, result.stderr)
         XCTAssertTrue(result.stderr.contains("still not playing after 30 s (--open-timeout)"), result.stderr)
-        XCTAssertGreaterThanOrEqual(seconds, 30)
-        XCTAssertLessThan(seconds, 40)
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(start), 30)
+        XCTAssertLessThan(Date().timeIntervalSince(opened), 40)
     }
 
     /// `--limit` stops a media; one that never started playing was not played.
@@ -41,7 +45,7 @@ final class MediaEventsLogInputTests: XCTestCase {
         let played = try runProgram(
             "media-events",
             [
-                "log", "--no-progress", "--limit", "0.2",
+                "log", "--no-progress", "--limit", "1",
                 try TestMedia.wav(seconds: 5).path,
             ], timeout: 30)
         XCTAssertEqual(played.status, 0, "a media playing at the limit counts as played: \(played.stderr)")
