@@ -131,7 +131,9 @@ final class PlayerCallsTests: XCTestCase {
     /// titles come back. Ten reads from each `EndReached` handler, over rounds of play to the
     /// end and play again, in every configuration.
     func testTitlesAndChapters_whenReadFromEndReachedHandler_answerEmptyUntilTheNextInputOpens() async throws {
-        let movie = try TestMedia.movie(seconds: 0.6, chapters: 2, name: "ending-movie.mkv")
+        // Long enough that the read below (through the control queue) comes while it plays, also
+        // on a loaded machine under a sanitizer.
+        let movie = try TestMedia.movie(seconds: 1.5, chapters: 2, name: "ending-movie.mkv")
         for mode in DispatchMode.allCases {
             let (configuration, _) = mode.make()
             let player = VLCMediaPlayer(library: TestLibrary.shared, configuration: configuration)

@@ -83,6 +83,10 @@ void fakevlc_retain_elsewhere(libvlc_media_t *media);
 void fakevlc_release_elsewhere(libvlc_media_t *media);
 void fakevlc_retain_marking(libvlc_media_t *media);
 
+/* The calling thread's kernel id (gettid): unlike pthread_self(), the stack address glibc
+ * gives to the next thread once one is joined, it is not reused soon after a thread ends. */
+unsigned long testsupport_thread_id(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,6 +2,7 @@
 // three dispatch configurations every re-entrancy/fidelity test runs in, queue and thread
 // identity probes, and small playback helpers built on `observe`.
 
+import CVLCTestSupport
 import Foundation
 import Glibc
 @testable import MediaEvents
@@ -83,8 +84,11 @@ final class MarkedQueue: Sendable {
     var isCurrent: Bool { DispatchQueue.getSpecific(key: Self.key) == id }
 }
 
-/// The calling thread's identity, comparable across threads.
-func currentThreadID() -> UInt { UInt(pthread_self()) }
+/// The calling thread's identity, comparable across threads: the kernel's thread id, which
+/// is not handed to a new thread soon after one ends. `pthread_self()` is the thread's stack
+/// address, which glibc gives to the next thread it creates once a thread is joined, so a
+/// deinit on a new Dispatch worker could have "the ID" of a libvlc thread that had ended.
+func currentThreadID() -> UInt { UInt(testsupport_thread_id()) }
 
 /// Events seen by a subscription, with the thread each was delivered on.
 final class EventLog<Event: VLCEvent>: Sendable {
