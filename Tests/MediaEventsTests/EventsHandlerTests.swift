@@ -55,8 +55,8 @@ final class EventsHandlerTests: XCTestCase {
         let seen = Recorder<Int>()
         let onQueue = Recorder<Bool>()
         handler.handleEvent { object in
-            seen.record(object.id)
             onQueue.record(marked.isCurrent)
+            seen.record(object.id)  // last: the test waits for it, then reads both
         }
         let weakProbe = WeakBox(probe!)
         probe = nil  // the test's last reference: only the queued delivery holds the object now

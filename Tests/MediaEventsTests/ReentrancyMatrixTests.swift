@@ -603,25 +603,51 @@ final class MatrixRun: Sendable {
             let quiet = busy.withLock { $0 } == 0 && Date().timeIntervalSince(lastEvent.withLock { $0 }) > 0.25
             if quiet, ended.withLock({ $0 }) || Date() > start + 2 { break }
         }
+        // The stops send events (a list player's first Stopped) whose handlers call members
+        // and start tasks too: they are let in until no handler has run for 0.1 s (2 s at most).
+        lastEvent.withLock { $0 = Date() }
         world.player.current?.stop()
         world.listPlayer.current?.stop()
-        let tasks = world.tasks.withLock { $0 }
-        let settled = Locked<[String]>([])
-        for (name, task) in tasks {
-            Task {
-                await task.value
-                settled.withLock { $0.append(name) }
-            }
-        }
-        let taskDeadline = Date() + 20
-        while Date() < taskDeadline, settled.withLock({ $0.count }) < tasks.count {
+        let stopped = Date()
+        while Date() < stopped + 2 {
             RunLoop.main.run(until: Date() + 0.01)
+            if busy.withLock({ $0 }) == 0 && Date().timeIntervalSince(lastEvent.withLock { $0 }) > 0.1 { break }
         }
-        var unfinished = tasks.map(\.0)
+        // Every task members started is awaited, also those started while awaiting and by
+        // deliveries still running when the tokens are cancelled: in rounds, until a round
+        // after the cancel finds none new.
+        let settled = Locked<[String]>([])
+        var started: [String] = []
+        let taskDeadline = Date() + 20
+        var cancelled = false
+        while true {
+            let tasks = world.tasks.withLock { $0 }
+            if tasks.count == started.count {
+                if cancelled { break }
+                tokens.forEach { $0.cancel() }
+                world.tokens.withLock { $0 = [] }
+                cancelled = true
+                continue
+            }
+            for (name, task) in tasks[started.count...] {
+                started.append(name)
+                Task {
+                    await task.value
+                    settled.withLock { $0.append(name) }
+                }
+            }
+            while Date() < taskDeadline, settled.withLock({ $0.count }) < started.count {
+                RunLoop.main.run(until: Date() + 0.01)
+            }
+            if Date() >= taskDeadline { break }
+        }
+        var unfinished = started
         for name in settled.withLock({ $0 }) { unfinished.remove(at: unfinished.firstIndex(of: name)!) }
         XCTAssertEqual(unfinished, [], "\(configuration) \(scenario): tasks started by members did not finish in 20 s")
-        tokens.forEach { $0.cancel() }
-        world.tokens.withLock { $0 = [] }
+        if !cancelled {
+            tokens.forEach { $0.cancel() }
+            world.tokens.withLock { $0 = [] }
+        }
         world.dropAll()
         // Teardowns finish (completions run on the release queue; the main queue is drained
         // so that the main configurations' queued deliveries can release their leases).

@@ -208,7 +208,7 @@ final class DeinitProbe: Sendable {
     init(_ counts: StreamCounts) { self.counts = counts }
 
     deinit {
-        _ = counts.sourcesReleased.increment()
         if !ServiceQueues.isOnReleaseQueue { _ = counts.sourcesReleasedOffReleaseQueue.increment() }
+        _ = counts.sourcesReleased.increment()  // last: the test waits for it, then reads both
     }
 }

@@ -137,7 +137,9 @@ final class StressTests: XCTestCase {
                         player.observe(
                             .timeChanged, .positionChanged, .endReached,
                             onCompletion: {
-                                completions.increment(); done.increment()
+                                // `done` first: the test waits for `completions`, then
+                                // reads what `done` decided.
+                                done.increment(); completions.increment()
                             }
                         ) { event in
                             if done.count > 0 { lateEvents.increment() }
