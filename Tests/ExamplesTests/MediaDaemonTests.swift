@@ -193,7 +193,6 @@ final class MediaDaemonTests: XCTestCase {
     }
 }
 
-/// Whether this process (and so the programs built with it) runs with AddressSanitizer's runtime.
 /// The sanitizer this process (and so the daemon, built alike) runs under, if any.
 private func sanitizerName() -> String? {
     guard let process = dlopen(nil, RTLD_NOW) else { return nil }

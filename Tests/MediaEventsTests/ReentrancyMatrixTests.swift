@@ -597,11 +597,13 @@ final class MatrixRun: Sendable {
         // prevent it) and no handler has run for 0.25 s; 20 s at most. The main queue is
         // drained meanwhile (the main configurations deliver on it, and this test runs on
         // the main thread).
+        func quiet(for seconds: Double) -> Bool {
+            busy.withLock { $0 } == 0 && Date().timeIntervalSince(lastEvent.withLock { $0 }) > seconds
+        }
         let start = Date()
         while Date() < start + 20 {
             RunLoop.main.run(until: Date() + 0.01)
-            let quiet = busy.withLock { $0 } == 0 && Date().timeIntervalSince(lastEvent.withLock { $0 }) > 0.25
-            if quiet, ended.withLock({ $0 }) || Date() > start + 2 { break }
+            if quiet(for: 0.25), ended.withLock({ $0 }) || Date() > start + 2 { break }
         }
         // The stops send events (a list player's first Stopped) whose handlers call members
         // and start tasks too: they are let in until no handler has run for 0.1 s (2 s at most).
@@ -611,43 +613,37 @@ final class MatrixRun: Sendable {
         let stopped = Date()
         while Date() < stopped + 2 {
             RunLoop.main.run(until: Date() + 0.01)
-            if busy.withLock({ $0 }) == 0 && Date().timeIntervalSince(lastEvent.withLock { $0 }) > 0.1 { break }
+            if quiet(for: 0.1) { break }
         }
-        // Every task members started is awaited, also those started while awaiting and by
-        // deliveries still running when the tokens are cancelled: in rounds, until a round
-        // after the cancel finds none new.
+        // Every task members started is awaited, also those started while awaiting: in rounds
+        // until one finds none new, before the tokens are cancelled and again after (for the
+        // deliveries still running then).
         let settled = Locked<[String]>([])
         var started: [String] = []
         let taskDeadline = Date() + 20
-        var cancelled = false
-        while true {
-            let tasks = world.tasks.withLock { $0 }
-            if tasks.count == started.count {
-                if cancelled { break }
-                tokens.forEach { $0.cancel() }
-                world.tokens.withLock { $0 = [] }
-                cancelled = true
-                continue
-            }
-            for (name, task) in tasks[started.count...] {
-                started.append(name)
-                Task {
-                    await task.value
-                    settled.withLock { $0.append(name) }
+        func awaitNewTasks() {
+            while Date() < taskDeadline {
+                let new = world.tasks.withLock { $0[started.count...] }
+                if new.isEmpty { return }
+                for (name, task) in new {
+                    started.append(name)
+                    Task {
+                        await task.value
+                        settled.withLock { $0.append(name) }
+                    }
+                }
+                while Date() < taskDeadline, settled.withLock({ $0.count }) < started.count {
+                    RunLoop.main.run(until: Date() + 0.01)
                 }
             }
-            while Date() < taskDeadline, settled.withLock({ $0.count }) < started.count {
-                RunLoop.main.run(until: Date() + 0.01)
-            }
-            if Date() >= taskDeadline { break }
         }
+        awaitNewTasks()
+        tokens.forEach { $0.cancel() }
+        world.tokens.withLock { $0 = [] }
+        awaitNewTasks()
         var unfinished = started
         for name in settled.withLock({ $0 }) { unfinished.remove(at: unfinished.firstIndex(of: name)!) }
         XCTAssertEqual(unfinished, [], "\(configuration) \(scenario): tasks started by members did not finish in 20 s")
-        if !cancelled {
-            tokens.forEach { $0.cancel() }
-            world.tokens.withLock { $0 = [] }
-        }
         world.dropAll()
         // Teardowns finish (completions run on the release queue; the main queue is drained
         // so that the main configurations' queued deliveries can release their leases).

@@ -90,7 +90,7 @@ final class VLCMediaListTests: XCTestCase {
                     _ = list.items
                     _ = list.media(at: index)
                     if item.mrl.hasSuffix("trigger.wav") {
-                        list.append(Self.media("echo-of-\(index)-\(UUID().uuidString)", library))
+                        list.append(Self.media("echo-after-\(index)", library))
                         if let own = list.index(of: item) { list.remove(at: own) }
                         // Counted once both edits are requested: the wait below needs them.
                         echoes.increment()
