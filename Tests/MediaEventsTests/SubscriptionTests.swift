@@ -167,6 +167,38 @@ final class SubscriptionTests: XCTestCase {
         }
     }
 
+    /// A subscription receives the events whose delivery begins after `observe` returned. In
+    /// an asynchronous configuration that includes an event libvlc sent just before, still
+    /// waiting on the queue; inline (and synchronously), an event sent before is delivered
+    /// before `observe` can be called. Either way no event is delivered twice or lost to a
+    /// subscriber that existed when it was sent.
+    func testObserve_whenAnEventWasSentBeforeAndIsStillQueued_receivesIt() {
+        for mode in DispatchMode.allCases {
+            let (configuration, queue) = mode.make()
+            let media = makeMedia(SharedMedia.shortWAV, configuration: configuration)
+            let early = EventLog<MediaEvent>()
+            let late = EventLog<MediaEvent>()
+            let earlyToken = media.observe(.metaChanged) { early.record($0) }
+            let gate = DispatchSemaphore(value: 0)
+            // The queue is held while libvlc sends, so an asynchronous delivery waits on it.
+            if mode == .queueAsync { queue?.queue.async { gate.wait() } }
+            runWithDeadline(20, "\(mode): sent before observe") {
+                media.setMeta(.title, "sent before")
+                let lateToken = media.observe(.metaChanged) { late.record($0) }
+                gate.signal()
+                queue?.queue.sync {}
+                XCTAssertEqual(early.count(of: .metaChanged), 1, "\(mode)")
+                XCTAssertEqual(late.count(of: .metaChanged), mode == .queueAsync ? 1 : 0, "\(mode)")
+                media.setMeta(.title, "sent after")
+                queue?.queue.sync {}
+                XCTAssertEqual(early.count(of: .metaChanged), 2, "\(mode)")
+                XCTAssertEqual(late.count(of: .metaChanged), mode == .queueAsync ? 2 : 1, "\(mode)")
+                lateToken.cancel()
+            }
+            earlyToken.cancel()
+        }
+    }
+
     /// The source keeps its subscriptions, a token keeps nothing: a handler that captured
     /// nothing does not keep the media alive, and dropping the media completes the token.
     func testObserve_whenHandlerCapturesNothing_keepsNothingAlive() {
