@@ -88,9 +88,9 @@ final class ReentrancyTests: XCTestCase {
             let seen = Counter()
             let ended = EventLog<MediaPlayerEvent>()
             runWithDeadline(40, "\(mode): cancel in handler") {
-                // No media yet: a player made with one sends `MediaChanged` at once, and in
-                // an asynchronous configuration its delivery may begin after `observe`
-                // returned, before the token is in the box (what the handler cancels).
+                // No media yet: a player made with one sends `MediaChanged` when its control
+                // queue sets it, which may be after `observe` returned but before the token is
+                // in the box (what the handler cancels), in any configuration.
                 let player = VLCMediaPlayer(library: TestLibrary.shared, configuration: configuration)
                 let box = Box<EventSubscription>(nil)
                 box.set(

@@ -241,11 +241,14 @@ final class VLCVLMTests: XCTestCase {
         XCTAssertTrue(completions.wait(forAtLeast: rounds, timeout: 30), "\(completions.count)")
         XCTAssertEqual(completions.count, rounds)
         // The VLM is released on the control queue after the last wrapper; a wrapper opened
-        // before that shares it (b0 still exists). Probe until a fresh VLM answers.
+        // before that shares it (the last round's looping broadcast still exists). Probe until
+        // a fresh VLM answers. Not b0: a round's wrapper may have been the last one for a
+        // moment, so the last VLM may have been made after b0's.
+        let last = "b\(rounds - 1)"
         let released = try await withTimeout(30) { () -> Bool in
             while true {
                 let probe = try VLCVLM(library: library)
-                if await probe.describe(name: "b0") == nil { return true }
+                if await probe.describe(name: last) == nil { return true }
                 try await Task.sleep(nanoseconds: 10_000_000)
             }
         }
