@@ -16,56 +16,73 @@ import XCTest
 /// `MatrixWatchdog.limit` ends the process with the cell's name: a hang fails loudly rather
 /// than holding CI until its limit.
 final class ReentrancyMatrixTests: XCTestCase {
-    func testMatrix_whenEveryMemberIsCalledFromEveryHandler_nothingHangsOrCrashes() throws {
+    // One test per configuration, so that `swift test --parallel` runs them side by side: a
+    // run mostly waits for libvlc (about a tenth of its time is CPU).
+    func testEveryMember_whenCalledFromEveryHandlerInline_neitherHangsNorCrashes() throws {
+        try runMatrix(.inline)
+    }
+
+    func testEveryMember_whenCalledFromEveryHandlerOnASyncQueue_neitherHangsNorCrashes() throws {
+        try runMatrix(.syncQueue)
+    }
+
+    func testEveryMember_whenCalledFromEveryHandlerOnAnAsyncQueue_neitherHangsNorCrashes() throws {
+        try runMatrix(.asyncQueue)
+    }
+
+    func testEveryMember_whenCalledFromEveryHandlerOnASyncQueueTargetingAnAsyncOne_neitherHangsNorCrashes() throws {
+        try runMatrix(.syncQueueTargetingAsyncQueue)
+    }
+
+    func testEveryMember_whenCalledFromEveryHandlerSyncOnMain_neitherHangsNorCrashes() throws {
+        try runMatrix(.syncMain)
+    }
+
+    func testEveryMember_whenCalledFromEveryHandlerAsyncOnMain_neitherHangsNorCrashes() throws {
+        try runMatrix(.asyncMain)
+    }
+
+    private func runMatrix(_ configuration: MatrixConfiguration) throws {
         let started = Date()
-        var total = 0
-        var report: [String] = []
-        for configuration in MatrixConfiguration.allCases {
-            var cells = Set<MatrixCell>()
-            var droppedFrom = Set<String>()
-            for scenario in MatrixScenario.allCases {
-                // Members that leave the scenario as it is first, so that every event arrives;
-                // then those that change it (control calls, edits), which cut it short.
-                var reached = Set<MatrixCell>()
-                for members in MatrixMember.calmRuns(scenario) {
-                    let calm = try MatrixRun(
-                        scenario: scenario, configuration: configuration, members: members,
-                        dropping: nil)
-                    reached.formUnion(calm.execute(self))
-                }
-                cells.formUnion(reached)
-                for required in scenario.requiredCells where !reached.contains(required) {
-                    XCTFail(
-                        "\(configuration) \(scenario): required cell not reached: \(required.member) from \(required.event); reached events: \(Set(reached.map(\.event)).sorted())"
-                    )
-                }
-                let perturbing = try MatrixRun(
-                    scenario: scenario, configuration: configuration,
-                    members: MatrixMember.all.filter(\.perturbs), dropping: nil)
-                cells.formUnion(perturbing.execute(self))
-                // Dropping every reference from the first event of each kind this scenario sent
-                // (an event already dropped from in an earlier scenario of this configuration
-                // comes from the same send site: once is enough).
-                for event in Set(reached.map(\.event)).subtracting(droppedFrom).sorted() {
-                    droppedFrom.insert(event)
-                    let drop = try MatrixRun(
-                        scenario: scenario, configuration: configuration, members: [], dropping: event)
-                    let dropped = drop.execute(self)
-                    cells.formUnion(dropped)
-                }
+        var cells = Set<MatrixCell>()
+        var droppedFrom = Set<String>()
+        for scenario in MatrixScenario.allCases {
+            // Members that leave the scenario as it is first, so that every event arrives;
+            // then those that change it (control calls, edits), which cut it short.
+            var reached = Set<MatrixCell>()
+            for members in MatrixMember.calmRuns(scenario) {
+                let calm = try MatrixRun(
+                    scenario: scenario, configuration: configuration, members: members, dropping: nil)
+                reached.formUnion(calm.execute(self))
             }
-            total += cells.count
-            let members = Set(cells.map(\.member)).count
-            let events = Set(cells.map(\.event)).count
-            report.append("\(configuration): \(cells.count) cells (\(members) members × \(events) events reached)")
-            XCTAssertEqual(
-                Set(cells.map(\.member)).subtracting(["drop all"]), Set(MatrixMember.all.map(\.name)),
-                "\(configuration): members never called")
+            cells.formUnion(reached)
+            for required in scenario.requiredCells where !reached.contains(required) {
+                XCTFail(
+                    "\(configuration) \(scenario): required cell not reached: \(required.member) from \(required.event); reached events: \(Set(reached.map(\.event)).sorted())"
+                )
+            }
+            let perturbing = try MatrixRun(
+                scenario: scenario, configuration: configuration,
+                members: MatrixMember.all.filter(\.perturbs), dropping: nil)
+            cells.formUnion(perturbing.execute(self))
+            // Dropping every reference from the first event of each kind this scenario sent
+            // (an event already dropped from in an earlier scenario of this configuration
+            // comes from the same send site: once is enough).
+            for event in Set(reached.map(\.event)).subtracting(droppedFrom).sorted() {
+                droppedFrom.insert(event)
+                let drop = try MatrixRun(
+                    scenario: scenario, configuration: configuration, members: [], dropping: event)
+                cells.formUnion(drop.execute(self))
+            }
         }
-        let seconds = Date().timeIntervalSince(started)
+        let members = Set(cells.map(\.member)).count
+        let events = Set(cells.map(\.event)).count
+        XCTAssertEqual(
+            Set(cells.map(\.member)).subtracting(["drop all"]), Set(MatrixMember.all.map(\.name)),
+            "\(configuration): members never called")
         print(
-            "Re-entrancy matrix: \(total) cells in \(String(format: "%.1f", seconds)) s; "
-                + report.joined(separator: "; "))
+            "Re-entrancy matrix, \(configuration): \(cells.count) cells (\(members) members × \(events) events reached) in \(String(format: "%.1f", Date().timeIntervalSince(started))) s"
+        )
     }
 }
 
@@ -493,8 +510,9 @@ final class MatrixRun: Sendable {
     let world: MatrixWorld
     private let reached = Locked<Set<MatrixCell>>([])
     private let firsts = Locked<Set<String>>([])
-    private let lastEvent = Locked(Date())
-    /// Handlers running now: the run is quiet only when none is.
+    /// Events received so far: `settle` compares it before and after.
+    private let eventCount = Locked(0)
+    /// Handlers running now: the run has settled only when none is.
     private let busy = Locked(0)
     /// Whether the event that ends the scenario (`MatrixScenario.endEvents`) arrived.
     private let ended = Locked(false)
@@ -523,10 +541,8 @@ final class MatrixRun: Sendable {
     /// Called by every handler of the run.
     private func handle(_ source: String, _ name: String) {
         busy.withLock { $0 += 1 }
-        defer {
-            lastEvent.withLock { $0 = Date() }
-            busy.withLock { $0 -= 1 }
-        }
+        eventCount.withLock { $0 += 1 }
+        defer { busy.withLock { $0 -= 1 } }
         let event = "\(source) \(name)"
         if scenario.endEvents.contains(event) { ended.withLock { $0 = true } }
         guard firsts.withLock({ $0.insert(event).inserted }) else { return }
@@ -548,7 +564,49 @@ final class MatrixRun: Sendable {
         source.observe { [weak self] event in self?.handle(name, event.name) }
     }
 
-    /// Runs the scenario until it is quiet, then tears the world down; returns the cells reached.
+    /// Whether nothing more will happen by itself: the players are stopped, paused, ended or
+    /// failed (or gone), so only a new control call could send more events.
+    private var isAtRest: Bool {
+        let resting: Set<PlaybackState> = [.paused, .stopped, .ended, .error]
+        if let player = world.player.current, !resting.contains(player.state) { return false }
+        if let listPlayer = world.listPlayer.current, !resting.contains(listPlayer.state) { return false }
+        return true
+    }
+
+    /// Waits until every control call and edit queued so far has been carried out, every task
+    /// members started so far has finished, every event those sent has been delivered and no
+    /// handler runs; returns whether no event arrived meanwhile (then the world has settled).
+    /// Runs the main queue while it waits.
+    private func settle(until deadline: Date) -> Bool {
+        let eventsBefore = eventCount.withLock { $0 }
+        let done = Locked(false)
+        let world = world
+        let player = world.player.current
+        let listPlayer = world.listPlayer.current
+        let list = world.list.current
+        let tasks = world.tasks.withLock { $0.map(\.1) }
+        Task {
+            await player?.waitForPendingControls()
+            await listPlayer?.waitForPendingControls()
+            await list?.pendingEditsApplied()
+            for task in tasks { await task.value }
+            done.withLock { $0 = true }
+        }
+        while Date() < deadline, !done.withLock({ $0 }) {
+            RunLoop.main.run(until: Date() + 0.01)
+        }
+        // A block queued on a delivery queue after an event was sent runs after its delivery.
+        let queues = [world.objects.dispatchQueue, world.mediaConfiguration.dispatchQueue].compactMap { $0 }
+        let flushed = Locked(0)
+        for queue in queues { queue.async { flushed.withLock { $0 += 1 } } }
+        while Date() < deadline, flushed.withLock({ $0 }) < queues.count || busy.withLock({ $0 }) > 0 {
+            RunLoop.main.run(until: Date() + 0.01)
+        }
+        return eventCount.withLock { $0 } == eventsBefore
+    }
+
+    /// Runs the scenario until it has ended or settled, then tears the world down; returns the
+    /// cells reached.
     func execute(_ test: XCTestCase) -> Set<MatrixCell> {
         var tokens: [EventSubscription] = []
         let world = world
@@ -593,28 +651,22 @@ final class MatrixRun: Sendable {
             listPlayer.mediaList = list
             listPlayer.play()
         }
-        // Until the scenario's end event has come (or 2 s passed: a perturbing member may
-        // prevent it) and no handler has run for 0.25 s; 20 s at most. The main queue is
-        // drained meanwhile (the main configurations deliver on it, and this test runs on
-        // the main thread).
-        func quiet(for seconds: Double) -> Bool {
-            busy.withLock { $0 } == 0 && Date().timeIntervalSince(lastEvent.withLock { $0 }) > seconds
-        }
+        // Until the scenario's end event has come, or, when a perturbing member prevented it,
+        // until the world has settled (see `settle`); 20 s at most. The main queue is drained
+        // meanwhile (the main configurations deliver on it, and this test runs on the main
+        // thread).
         let start = Date()
+        let perturbs = members.contains { $0.perturbs }
         while Date() < start + 20 {
             RunLoop.main.run(until: Date() + 0.01)
-            if quiet(for: 0.25), ended.withLock({ $0 }) || Date() > start + 2 { break }
+            if busy.withLock({ $0 }) == 0, ended.withLock({ $0 }) { break }
+            if perturbs, settle(until: start + 20), isAtRest { break }
         }
         // The stops send events (a list player's first Stopped) whose handlers call members
-        // and start tasks too: they are let in until no handler has run for 0.1 s (2 s at most).
-        lastEvent.withLock { $0 = Date() }
+        // and start tasks too: they are let in before the tasks are awaited.
         world.player.current?.stop()
         world.listPlayer.current?.stop()
-        let stopped = Date()
-        while Date() < stopped + 2 {
-            RunLoop.main.run(until: Date() + 0.01)
-            if quiet(for: 0.1) { break }
-        }
+        _ = settle(until: Date() + 20)
         // Every task members started is awaited, also those started while awaiting: in rounds
         // until one finds none new, before the tokens are cancelled and again after (for the
         // deliveries still running then).
