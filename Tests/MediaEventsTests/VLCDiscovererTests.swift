@@ -3,6 +3,30 @@ import MediaEvents
 import XCTest
 
 final class VLCDiscovererTests: XCTestCase {
+    /// The one file in the music folder the local-folders services scan here.
+    nonisolated(unsafe) private static var musicFile: URL?
+
+    /// libvlc 3's `audio_dir`, `video_dir` and `picture_dir` scan the folders named in
+    /// `$XDG_CONFIG_HOME/user-dirs.dirs` and, without that file, the whole of `$HOME`,
+    /// recursively, reading tags with taglib: what they find would depend on the machine, and
+    /// a home full of toolchains takes long to scan. The tests give them a folder of their own
+    /// holding one file, set before any libvlc thread reads the environment.
+    override class func setUp() {
+        super.setUp()
+        do {
+            let music = try TestMedia.directory(name: "Music")
+            let file = music.appendingPathComponent("tone.wav")
+            try TestMedia.wavData(seconds: 0.2).write(to: file)
+            musicFile = file
+            let config = try TestMedia.directory(name: "config")
+            let dirs = ["MUSIC", "VIDEOS", "PICTURES"].map { "XDG_\($0)_DIR=\"\(music.path)\"\n" }.joined()
+            try dirs.write(to: config.appendingPathComponent("user-dirs.dirs"), atomically: true, encoding: .utf8)
+            setenv("XDG_CONFIG_HOME", config.path, 1)
+        } catch {
+            fatalError("cannot make the discoverers' music folder: \(error)")
+        }
+    }
+
     /// The local-folders services are installed with vlc-plugin-base; starting one sends
     /// Started, its list reports what it finds, stopping sends Ended; a stop from the
     /// discoverer's own handler does not hang.
@@ -30,7 +54,10 @@ final class VLCDiscovererTests: XCTestCase {
         XCTAssertEqual(events.values.map(\.name), ["MediaDiscovererStarted", "MediaDiscovererEnded"])
         // libvlc sends Ended just before it marks the service stopped.
         XCTAssertTrue(waitUntil(10) { !discoverer.isRunning })
-        print("audio_dir found: \(listEvents.values)")
+        // Stopping waits for the scan, so the one file of the music folder has been found.
+        let found = discoverer.mediaList.items.map(\.mrl)
+        XCTAssertEqual(
+            found.map { URL(string: $0)?.lastPathComponent }, [Self.musicFile?.lastPathComponent], "\(found)")
         token.cancel()
         listToken.cancel()
     }

@@ -30,6 +30,7 @@ enum TestMedia {
         let dir = FileManager.default.temporaryDirectory
             .appendingPathComponent("\(rootPrefix)\(getpid())-\(UUID().uuidString)", isDirectory: true)
         try! FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        ProcessExit.register()
         atexit {
             ProcessExit.beforeCleanUp()
             TestMedia.cleanUp()
