@@ -1,5 +1,5 @@
 # The two commands of the README. Each installs what is missing first.
-.PHONY: run test deps format lint coverage docs
+.PHONY: run test deps format lint coverage sanitize docs
 
 deps:
 	@Scripts/install-deps.sh
@@ -8,10 +8,10 @@ deps:
 run: deps
 	swift run -c release media-events log
 
-# Builds everything with warnings as errors, then runs the whole test suite.
+# Builds everything with warnings as errors, then runs the whole test suite, several test
+# processes at once (Scripts/test.sh; TEST_ARGS=--coverage adds the line coverage).
 test: deps
-	swift build --build-tests -Xswiftc -warnings-as-errors
-	swift test
+	@Scripts/test.sh $(TEST_ARGS)
 
 # The checks CI adds; each is a script in Scripts/.
 
@@ -25,7 +25,12 @@ lint:
 
 # Runs the whole suite instrumented; the last line is Sources/MediaEvents' line coverage.
 coverage: deps
-	@Scripts/coverage.sh
+	@Scripts/test.sh --coverage
+
+# Runs the whole suite under ThreadSanitizer, then under AddressSanitizer.
+sanitize: deps
+	@Scripts/test.sh --sanitize thread
+	@Scripts/test.sh --sanitize address
 
 # Builds the DocC catalog into .build/docs; fails on any docc warning.
 docs: deps
