@@ -30,15 +30,15 @@ final class LockedSendDetour: Sendable {
 
     /// Queues the delivery of `event` when it must not be delivered here; `false` to deliver
     /// it as the configuration says.
-    func take(_ event: MediaPlayerEvent, _ sender: UInt, _ handler: EventsHandler<VLCMediaPlayer>) -> Bool {
-        guard !isAsync,
-            event.kind == .titleChanged || event.kind == .snapshotTaken
-                || pending.load(ordering: .acquiring) > 0
+    func take(_ delivery: PlayerDelivery, _ sender: UInt, _ handler: EventsHandler<VLCMediaPlayer>) -> Bool {
+        guard !isAsync, let kind = delivery.event?.kind,
+            kind == .titleChanged || kind == .snapshotTaken || pending.load(ordering: .acquiring) > 0
         else { return false }
         pending.add(1, ordering: .relaxed)
         let handler = Unmanaged.passRetained(handler)
         ServiceQueues.pendingTeardowns.async(on: queue) {
-            handler.takeRetainedValue().handle(event, sender: sender) { source, event in source.eventHub.publish(event)
+            handler.takeRetainedValue().handle(delivery, sender: sender) { player, delivery in
+                player.publish(delivery)
             }
             self.pending.subtract(1, ordering: .releasing)
         }

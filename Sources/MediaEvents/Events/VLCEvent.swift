@@ -13,6 +13,9 @@ public protocol VLCEvent: Sendable, CustomStringConvertible {
     /// Whether the event carries wrapper objects (a `VLCMedia` …) made for it, which
     /// MediaEvents then releases on its release queue rather than on libvlc's thread.
     var holdsWrappers: Bool { get }
+    /// The event's name: libvlc's own for a libvlc event, as `libvlc_event_type_name` spells
+    /// it (for example `MediaPlayerEndReached`).
+    var name: String { get }
 }
 
 extension VLCEvent {
@@ -25,8 +28,11 @@ extension VLCEvent {
 
 /// The kinds of events one source sends; used to filter subscriptions and streams.
 public protocol VLCEventKind: CaseIterable, Hashable, Sendable, CustomStringConvertible {
-    /// The libvlc event type (`libvlc_event_e`) this kind stands for.
+    /// The libvlc event type (`libvlc_event_e`) this kind stands for; negative for the kinds
+    /// of MediaEvents' own events (playbacks, playlists), which libvlc never sends.
     var nativeType: Int32 { get }
+    /// The kind's name: libvlc's own for a libvlc event type (`libvlc_event_type_name`).
+    var name: String { get }
     /// The kind's position among its source's kinds (0 to 63).
     var index: Int { get }
     /// Whether events of this kind report progress (time, position, buffering, volume …):

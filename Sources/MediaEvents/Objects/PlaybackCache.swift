@@ -42,9 +42,12 @@ final class PlaybackCache: Sendable {
     private let values = Protected(Values())
     private let media = Protected<SeenMedia?>(nil)
     private let configuration: any EventsConfiguring
+    /// The player's playbacks, tagged inside the callback too.
+    let playbacks: PlaybackTracker
 
-    init(configuration: any EventsConfiguring) {
+    init(configuration: any EventsConfiguring, playbacks: PlaybackTracker) {
         self.configuration = configuration
+        self.playbacks = playbacks
         detour = LockedSendDetour(isAsync: configuration.dispatchQueue != nil && configuration.isAsync)
     }
 

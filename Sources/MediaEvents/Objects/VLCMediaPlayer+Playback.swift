@@ -30,6 +30,7 @@ extension VLCMediaPlayer {
         precondition(!kinds.isEmpty, "play(until:) needs at least one kind")
         // Subscribed before the play call is queued, so nothing it causes can be missed.
         let stream = events(kinds: kinds + [.opening], buffering: .default)
+        let driver = driver
         let start: PlaybackStart = await control.performAndWait { [self] player in
             waitForListAdvances()
             guard libvlc_media_player_get_media(player).map({ libvlc_media_release($0) }) != nil else {
@@ -39,7 +40,7 @@ extension VLCMediaPlayer {
             let running =
                 state == libvlc_Opening || state == libvlc_Buffering
                 || state == libvlc_Playing || state == libvlc_Paused
-            Self.playNow(player)
+            driver.play(player)
             return running ? .continued : .newInput
         }
         if start == .noMedia {

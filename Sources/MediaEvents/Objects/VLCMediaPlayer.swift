@@ -20,7 +20,17 @@ public final class VLCMediaPlayer: VLCEventSource {
     /// Carries out blocking libvlc calls in order, away from libvlc's threads.
     let control: ControlQueue
     private let currentMedia = Protected(CurrentMedia())
-    private let cache: PlaybackCache
+    let cache: PlaybackCache
+    /// Starts and ends playbacks on the control queue.
+    let driver: PlaybackDriver
+    /// Whether the library's log is captured for the causes of failed playbacks.
+    private let recordsFailureCauses: Bool
+
+    /// The player's playbacks: every player event and every event of the playing media, each
+    /// tagged with the playback it belongs to, and each playback's start, stall and one end
+    /// (see `PlaybackEvent`). Its events are delivered as the player's configuration says, in
+    /// order with the player's own.
+    public let playbacks: PlaybackEventSource
 
     /// Creates a player.
     ///
@@ -28,7 +38,11 @@ public final class VLCMediaPlayer: VLCEventSource {
     ///   - library: the libvlc instance.
     ///   - configuration: how events are dispatched; `nil` uses
     ///     `VLCLibrary.sharedEventsConfiguration` as it is now.
-    public init(library: VLCLibrary, configuration: (any EventsConfiguring)? = nil) {
+    ///   - options: what the player's playbacks record, how long one may make no progress,
+    ///     and where audio goes.
+    public init(
+        library: VLCLibrary, configuration: (any EventsConfiguring)? = nil, options: PlayerOptions = PlayerOptions()
+    ) {
         guard let player = libvlc_media_player_new(library.native.raw) else {
             preconditionFailure("libvlc_media_player_new failed: \(VLCError.lastMessage(or: "out of memory"))")
         }
@@ -36,27 +50,54 @@ public final class VLCMediaPlayer: VLCEventSource {
         self.library = library
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
         control = ControlQueue(for: "player", native: player)
-        cache = PlaybackCache(configuration: self.configuration)
+        recordsFailureCauses = options.recordsFailureCauses
+        let tracker = PlaybackTracker(
+            causes: options.recordsFailureCauses ? InputTracker(router: library.logs.router) : nil)
+        tracker.stallTimeout = options.stallTimeout
+        if options.recordsFailureCauses { library.logs.startCapturing() }
+        cache = PlaybackCache(configuration: self.configuration, playbacks: tracker)
+        playbacks = PlaybackEventSource()
+        if options.audio == .discardInRealTime { PacedAudioOutput.install(on: player) }
+        driver = PlaybackDriver(tracker: tracker)
+        let handler = EventsHandler(object: self, configuration: self.configuration, companion: cache)
+        driver.bind(handler)
         let table = NativeEventTable(
-            everyKindOf: self, manager: libvlc_media_player_event_manager(player), callback: playerCallback,
-            configuration: self.configuration, companion: cache)
+            manager: libvlc_media_player_event_manager(player),
+            types: MediaPlayerEvent.Kind.allCases.map(\.nativeType), callback: playerCallback, handler: handler)
         // Attached at once (as every source is): the cache behind the getters must follow the
         // player from the start.
         eventHub.bind(table, attachNow: true)
+        // Weakly: the tracker keeps this closure, and the driver keeps the tracker.
+        let control = control
+        tracker.onStall { [weak driver] stamp, reason in
+            guard let driver else { return }
+            let seconds = driver.tracker.stallTimeout?.seconds ?? 0
+            driver.reportStall(stamp, reason)
+            control.perform { player in driver.stall(player, stamp, reason, seconds: seconds) }
+        }
     }
 
     /// Creates a player for `media`.
-    public convenience init(media: VLCMedia, library: VLCLibrary, configuration: (any EventsConfiguring)? = nil) {
-        self.init(library: library, configuration: configuration)
+    public convenience init(
+        media: VLCMedia, library: VLCLibrary, configuration: (any EventsConfiguring)? = nil,
+        options: PlayerOptions = PlayerOptions()
+    ) {
+        self.init(library: library, configuration: configuration, options: options)
         self.media = media
     }
 
     deinit {
         let table = eventHub.finish()
+        // A playback still running ends here, for the player's subscribers, as `quit`.
+        let quit = driver.tracker.tearDown().map { PlaybackEvent($0.stamp, .ended($0.summary)) }
+        _ = playbacks.eventHub.finish(lastEvent: quit)
+        if recordsFailureCauses { library.logs.stopCapturing() }
+        let driver = driver
         // This may run on any thread, a libvlc one included: releasing a player stops it,
         // which joins the input thread. The control queue is never a libvlc thread.
         control.tearDown { player in
             table?.detachAll()
+            driver.tearDown()
             libvlc_media_player_release(player)
         }
     }
@@ -101,8 +142,9 @@ public final class VLCMediaPlayer: VLCEventSource {
                 return current.wrapper
             }
             let currentMedia = currentMedia
+            let driver = driver
             perform { player in
-                libvlc_media_player_set_media(player, newValue?.native.raw)
+                driver.setMedia(player, newValue?.native.raw)
                 currentMedia.withLock { $0.pendingSets -= 1 }
             }
             // This may be a handler on libvlc's thread (`media = nil` from `EndReached`): the
@@ -113,8 +155,12 @@ public final class VLCMediaPlayer: VLCEventSource {
 
     /// Starts or resumes playback. After the end of the media (or an error) it plays the
     /// media again from the start, where raw libvlc 3 silently ignores `play`.
+    ///
+    /// A play that starts the media (rather than resuming it) begins a new playback (see
+    /// `playbacks`).
     public func play() {
-        perform(Self.playNow)
+        let driver = driver
+        perform { driver.play($0) }
     }
 
     /// Pauses playback (no effect when the media cannot pause).
@@ -127,32 +173,28 @@ public final class VLCMediaPlayer: VLCEventSource {
         perform { libvlc_media_player_set_pause($0, 0) }
     }
 
-    /// Stops playback; libvlc sends `Stopped` unless the player was already stopped.
+    /// Stops playback; libvlc sends `Stopped` unless the player was already stopped. A playback
+    /// that was running ends as `stopped`.
     public func stop() {
-        perform { libvlc_media_player_stop($0) }
+        let driver = driver
+        perform { driver.stop($0) }
     }
 
     /// `play()`, returning once libvlc has started opening the media.
     public func playAndWait() async {
-        await performAndWait(Self.playNow)
+        let driver = driver
+        await performAndWait { driver.play($0) }
     }
 
     /// `stop()`, returning once the input thread has been stopped and joined.
     public func stopAndWait() async {
-        await performAndWait { libvlc_media_player_stop($0) }
+        let driver = driver
+        await performAndWait { driver.stop($0) }
     }
 
     /// Waits until every control call made before has been carried out.
     public func waitForPendingControls() async {
         await performAndWait { _ in }
-    }
-
-    static func playNow(_ player: OpaquePointer) {
-        let state = libvlc_media_player_get_state(player)
-        if state == libvlc_Ended || state == libvlc_Error {
-            libvlc_media_player_stop(player)
-        }
-        libvlc_media_player_play(player)
     }
 
     /// Queues `operation`; when list players play with this player, it waits first until
@@ -235,13 +277,19 @@ public final class VLCMediaPlayer: VLCEventSource {
 }
 
 private let playerCallback: libvlc_callback_t = { event, userData in
-    deliverNativeEvent(
-        event, userData, to: VLCMediaPlayer.self, MediaPlayerEvent.init(native:),
-        beforeDispatch: { handler, typed in
-            unsafeDowncast(handler.companion.unsafelyUnwrapped, to: PlaybackCache.self).record(typed)
-        },
-        detour: { handler, typed, sender in
-            unsafeDowncast(handler.companion.unsafelyUnwrapped, to: PlaybackCache.self).detour.take(
-                typed, sender, handler)
-        })
+    guard let event, let userData else { return }
+    // Borrowed without a retain: the native event table holds the handler until detached.
+    Unmanaged<EventsHandler<VLCMediaPlayer>>.fromOpaque(userData)._withUnsafeGuaranteedRef { handler in
+        guard let typed = MediaPlayerEvent(native: event.pointee) else { return }
+        let cache = unsafeDowncast(handler.companion.unsafelyUnwrapped, to: PlaybackCache.self)
+        cache.record(typed)
+        let delivery = PlayerDelivery(event: typed, update: cache.playbacks.record(typed))
+        let sender = UInt(bitPattern: event.pointee.p_obj)
+        if !cache.detour.take(delivery, sender, handler) {
+            handler.handle(delivery, sender: sender) { player, delivery in player.publish(delivery) }
+        }
+        // The wrappers an event carries were made for it here; their last reference must
+        // not go on this libvlc thread.
+        if typed.holdsWrappers { ServiceQueues.releaseLater(consume typed) }
+    }
 }

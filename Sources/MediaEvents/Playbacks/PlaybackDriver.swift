@@ -1,0 +1,199 @@
+import CLibVLC
+import Dispatch
+import Glibc
+
+/// What one delivery of a player carries: a player event, or none (a playback's start, stall
+/// or end reported by a control call), and what it did to the playbacks.
+struct PlayerDelivery: Sendable {
+    var event: MediaPlayerEvent?
+    var update = PlaybackTracker.Update()
+    var stalled: (stamp: PlaybackTracker.Stamp, reason: StallReason)?
+
+    init(event: MediaPlayerEvent?, update: PlaybackTracker.Update = PlaybackTracker.Update()) {
+        self.event = event
+        self.update = update
+    }
+}
+
+/// The control-queue side of a player's playbacks: the calls that start and end them, and the
+/// listener of the playing media's events. Every method runs on the player's control queue,
+/// in the order the calls were made.
+final class PlaybackDriver: Sendable {
+    let tracker: PlaybackTracker
+    /// The player's handler: playback events reported here go the way of its events. Set
+    /// once, in the player's `init`, before any control call.
+    private let handler = Protected<EventsHandler<VLCMediaPlayer>?>(nil)
+    /// The listeners on the playing media's events, and a reference of that media (its event
+    /// manager goes with it); only touched on the control queue.
+    private let mediaTable = Protected<(media: NativePointer, table: NativeEventTable)?>(nil)
+
+    init(tracker: PlaybackTracker) {
+        self.tracker = tracker
+    }
+
+    func bind(_ handler: EventsHandler<VLCMediaPlayer>) {
+        self.handler.withLock { $0 = handler }
+    }
+
+    /// Reports what a control call did, as the player's configuration says.
+    func deliver(_ delivery: PlayerDelivery) {
+        handler.withLock { $0 }?.handle(delivery, sender: 0) { player, delivery in player.publish(delivery) }
+    }
+
+    private func deliver(ended: (stamp: PlaybackTracker.Stamp, summary: PlaybackSummary)?) {
+        guard let ended else { return }
+        var update = PlaybackTracker.Update()
+        update.ended = ended
+        deliver(PlayerDelivery(event: nil, update: update))
+    }
+
+    /// `play()`: resumes a running input, or starts a new one (a new playback), after
+    /// stopping an input that ended or failed (raw libvlc 3 ignores `play` then). Returns the
+    /// playback it began, if any.
+    @discardableResult
+    func play(_ player: OpaquePointer) -> PlaybackID? {
+        let state = libvlc_media_player_get_state(player)
+        if state == libvlc_Ended || state == libvlc_Error {
+            // The ended playback has its outcome already: this only forgets it.
+            tracker.reserveEnding(.stopped)
+            libvlc_media_player_stop(player)
+            deliver(ended: tracker.finishEnding(clear: true))
+        }
+        let running =
+            state == libvlc_Opening || state == libvlc_Buffering || state == libvlc_Playing || state == libvlc_Paused
+        if !running, let media = libvlc_media_player_get_media(player) {
+            defer { libvlc_media_release(media) }
+            let mrl = libvlc_media_get_mrl(media).map { pointer in
+                defer { free(pointer) }
+                return String(cString: pointer)
+            }
+            listen(to: media)
+            // Between the joined input (above, or a stop or media change before) and the one
+            // `play` creates: every event from here on belongs to the new playback.
+            let (stamp, ended) = tracker.begin(media: UInt(bitPattern: UnsafeRawPointer(media)), mrl: mrl ?? "")
+            var update = PlaybackTracker.Update()
+            update.endedBefore = ended
+            update.began = (stamp, mrl ?? "")
+            deliver(PlayerDelivery(event: nil, update: update))
+            libvlc_media_player_play(player)
+            return stamp.playback
+        }
+        libvlc_media_player_play(player)
+        return nil
+    }
+
+    /// `stop()`.
+    func stop(_ player: OpaquePointer) {
+        tracker.reserveEnding(.stopped)
+        libvlc_media_player_stop(player)
+        deliver(ended: tracker.finishEnding(clear: true))
+    }
+
+    /// Setting the media: the current playback, if it still runs, was skipped.
+    func setMedia(_ player: OpaquePointer, _ media: OpaquePointer?) {
+        tracker.reserveEnding(.skipped)
+        libvlc_media_player_set_media(player, media)
+        deliver(ended: tracker.finishEnding(clear: true))
+    }
+
+    /// A stall the tracker found: reported, then the input is stopped and the playback fails.
+    func stall(_ player: OpaquePointer, _ stamp: PlaybackTracker.Stamp, _ reason: StallReason, seconds: Double) {
+        guard tracker.current?.playback == stamp.playback else { return }
+        tracker.reserveEnding(.failed(PlaybackFailure(.stalled(reason, seconds: seconds))))
+        libvlc_media_player_stop(player)
+        deliver(ended: tracker.finishEnding(clear: true))
+    }
+
+    /// Reports a stall before the control call that ends the playback.
+    func reportStall(_ stamp: PlaybackTracker.Stamp, _ reason: StallReason) {
+        var delivery = PlayerDelivery(event: nil)
+        delivery.stalled = (stamp, reason)
+        deliver(delivery)
+    }
+
+    /// Listens to `media`'s events for the playbacks (on the control queue, where attaching
+    /// and detaching wait for no lock a handler could hold meanwhile).
+    private func listen(to media: OpaquePointer) {
+        if mediaTable.withLock({ $0?.media.raw == media }) { return }
+        guard let handler = handler.withLock({ $0 }) else { return }
+        let table = NativeEventTable(
+            manager: libvlc_media_event_manager(media),
+            types: MediaEvent.Kind.allCases.filter { $0 != .freed }.map(\.nativeType),
+            callback: playbackMediaCallback, handler: handler)
+        libvlc_media_retain(media)
+        table.attachIfNeeded()
+        let old = mediaTable.withLock { current in
+            defer { current = (NativePointer(raw: media), table) }
+            return current
+        }
+        Self.detach(old)
+    }
+
+    private static func detach(_ listener: (media: NativePointer, table: NativeEventTable)?) {
+        guard let listener else { return }
+        listener.table.detachAll()
+        libvlc_media_release(listener.media.raw)
+    }
+
+    /// Detaches the media listener: the player's teardown, on the control queue, before the
+    /// native player is released (it releases its media). The handler is let go: it holds the
+    /// player's cache, and the cache the last media's wrapper.
+    func tearDown() {
+        handler.withLock { $0 = nil }
+        let old = mediaTable.withLock { current in
+            defer { current = nil }
+            return current
+        }
+        Self.detach(old)
+    }
+}
+
+extension VLCMediaPlayer {
+    /// Publishes what one delivery carries: to the player's subscribers, and, tagged with its
+    /// playback, to the subscribers of `playbacks`.
+    func publish(_ delivery: PlayerDelivery) {
+        let update = delivery.update
+        if let ended = update.endedBefore {
+            playbacks.eventHub.publish(PlaybackEvent(ended.stamp, .ended(ended.summary)))
+        }
+        if let began = update.began {
+            playbacks.eventHub.publish(PlaybackEvent(began.stamp, .began(mrl: began.mrl)))
+        }
+        if let event = delivery.event {
+            eventHub.publish(event)
+            if let stamp = update.stamp { playbacks.eventHub.publish(PlaybackEvent(stamp, .player(event))) }
+        }
+        if let stalled = delivery.stalled {
+            playbacks.eventHub.publish(PlaybackEvent(stalled.stamp, .stalled(stalled.reason)))
+        }
+        if let ended = update.ended {
+            playbacks.eventHub.publish(PlaybackEvent(ended.stamp, .ended(ended.summary)))
+        }
+    }
+
+    /// Publishes an event of the playing media, tagged with its playback.
+    func publish(_ event: MediaEvent, _ stamp: PlaybackTracker.Stamp) {
+        playbacks.eventHub.publish(PlaybackEvent(stamp, .media(event)))
+    }
+}
+
+extension PlaybackEvent {
+    init(_ stamp: PlaybackTracker.Stamp, _ payload: Payload) {
+        self.init(playback: stamp.playback, entry: stamp.entry, payload: payload)
+    }
+}
+
+/// The listener on the playing media's events: tags each with the current playback (when the
+/// media is still that playback's) and delivers it the way of the player's events.
+private let playbackMediaCallback: libvlc_callback_t = { event, userData in
+    guard let event, let userData else { return }
+    Unmanaged<EventsHandler<VLCMediaPlayer>>.fromOpaque(userData)._withUnsafeGuaranteedRef { handler in
+        guard let typed = MediaEvent(native: event.pointee) else { return }
+        let cache = unsafeDowncast(handler.companion.unsafelyUnwrapped, to: PlaybackCache.self)
+        let sender = UInt(bitPattern: event.pointee.p_obj)
+        if let stamp = cache.playbacks.record(typed, sender: sender) {
+            handler.handle((typed, stamp), sender: sender) { player, tagged in player.publish(tagged.0, tagged.1) }
+        }
+        if typed.holdsWrappers { ServiceQueues.releaseLater(consume typed) }
+    }
+}
