@@ -8,7 +8,7 @@ final class StalledServer {
 
     init() throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw ProgramFailure(description: "socket: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw TestMedia.Failure(description: "socket: \(String(cString: strerror(errno)))") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -22,7 +22,7 @@ final class StalledServer {
         }
         guard bound else {
             close(fd)
-            throw ProgramFailure(description: "bind/listen: \(String(cString: strerror(errno)))")
+            throw TestMedia.Failure(description: "bind/listen: \(String(cString: strerror(errno)))")
         }
         self.fd = fd
         port = UInt16(bigEndian: address.sin_port)

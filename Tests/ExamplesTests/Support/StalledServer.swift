@@ -1,0 +1,1 @@
+../../MediaEventsTests/Support/StalledServer.swift

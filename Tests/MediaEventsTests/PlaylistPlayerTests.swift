@@ -1,0 +1,191 @@
+import Foundation
+@testable import MediaEvents
+import XCTest
+
+/// The playlist player on real libvlc: entries, edits, next/previous, loop, expansion,
+/// failures and stalls, and the storm that wedged libvlc's list player.
+final class PlaylistPlayerTests: XCTestCase {
+    /// Every playback event of `playlist`'s player, and the playlist's own events.
+    final class Watch: Sendable {
+        let playbacks = Recorder<PlaybackEvent>()
+        let playlist = Recorder<PlaylistEvent>()
+        private let tokens: Locked<[EventSubscription]>
+
+        init(_ player: VLCPlaylistPlayer) {
+            let playbacks = playbacks
+            let playlist = self.playlist
+            tokens = Locked([
+                player.player.playbacks.observe { playbacks.record($0) },
+                player.observe { playlist.record($0) },
+            ])
+        }
+
+        /// The summaries of the ended playbacks, in delivery order.
+        var ended: [PlaybackSummary] {
+            playbacks.values.compactMap { if case .ended(let summary) = $0.payload { summary } else { nil } }
+        }
+
+        func waitForEnd(timeout: Double = 30) -> Bool {
+            playlist.wait(timeout: timeout) { $0.kind == .endReached }
+        }
+
+        func cancel() { tokens.withLock { $0.forEach { $0.cancel() } } }
+    }
+
+    private func media(_ urls: [URL]) -> [VLCMedia] {
+        urls.map { VLCMedia(url: $0, library: TestLibrary.shared) }
+    }
+
+    /// Three WAVs: each plays once, in order, as a playback of its entry, then the playlist
+    /// ends and is idle; in every configuration.
+    func testPlay_whenThreeEntries_eachPlaysOnceInOrderThenThePlaylistEnds() throws {
+        let wavs = try (0..<3).map { try TestMedia.wav(seconds: 0.2, name: "entry-\($0).wav") }
+        for mode in DispatchMode.allCases {
+            let (configuration, _) = mode.make()
+            let playlist = VLCPlaylistPlayer(library: TestLibrary.shared, configuration: configuration)
+            let watch = Watch(playlist)
+            let ids = playlist.append(media(wavs))
+            XCTAssertEqual(ids.map(\.rawValue), [1, 2, 3])
+            playlist.play()
+            XCTAssertTrue(watch.waitForEnd(), "\(mode): \(watch.playlist.values)")
+            let ended = watch.ended
+            XCTAssertEqual(ended.map(\.entry), ids, "\(mode)")
+            XCTAssertEqual(ended.map(\.outcome), [.ended, .ended, .ended], "\(mode)")
+            XCTAssertEqual(ended.map(\.playback.rawValue), [1, 2, 3], "\(mode)")
+            XCTAssertNil(playlist.currentEntry)
+            XCTAssertFalse(playlist.isActive)
+            XCTAssertEqual(playlist.entries.map(\.id), ids)
+            watch.cancel()
+        }
+    }
+
+    /// `next()` after the last entry and `previous()` before the first say that nothing changed,
+    /// and change nothing; with `loop == .list` they wrap.
+    func testNextAndPrevious_atTheEnds_reportThatNothingChangedUnlessTheListLoops() throws {
+        let wavs = try (0..<2).map { try TestMedia.wav(seconds: 5, name: "long-\($0).wav") }
+        let playlist = VLCPlaylistPlayer(
+            library: TestLibrary.shared, options: PlayerOptions(audio: .discardInRealTime))
+        let ids = playlist.append(media(wavs))
+        XCTAssertFalse(playlist.next(), "no current entry yet")
+        playlist.play()
+        XCTAssertEqual(playlist.currentEntry?.id, ids[0])
+        XCTAssertFalse(playlist.previous())
+        XCTAssertEqual(playlist.currentEntry?.id, ids[0])
+        XCTAssertTrue(playlist.next())
+        XCTAssertEqual(playlist.currentEntry?.id, ids[1])
+        XCTAssertFalse(playlist.next())
+        XCTAssertEqual(playlist.currentEntry?.id, ids[1])
+        playlist.loop = .list
+        XCTAssertTrue(playlist.next())
+        XCTAssertEqual(playlist.currentEntry?.id, ids[0])
+        XCTAssertTrue(playlist.previous())
+        XCTAssertEqual(playlist.currentEntry?.id, ids[1])
+        playlist.stop()
+    }
+
+    /// `loop == .entry` plays the same entry again; `.list` goes back to the first.
+    func testLoop_whenEntryOrList_playsAgainAsAsked() throws {
+        let wavs = try (0..<2).map { try TestMedia.wav(seconds: 0.2, name: "loop-\($0).wav") }
+        for loop in [PlaylistLoop.entry, .list] {
+            let playlist = VLCPlaylistPlayer(library: TestLibrary.shared)
+            let watch = Watch(playlist)
+            let ids = playlist.append(media(wavs))
+            playlist.loop = loop
+            playlist.play()
+            XCTAssertTrue(watch.playbacks.wait(timeout: 30) { _ in watch.ended.count >= 5 }, "\(loop)")
+            playlist.stop()
+            let entries = Array(watch.ended.prefix(5).map(\.entry))
+            switch loop {
+            case .entry: XCTAssertEqual(entries, Array(repeating: ids[0], count: 5))
+            default: XCTAssertEqual(entries, [ids[0], ids[1], ids[0], ids[1], ids[0]])
+            }
+            watch.cancel()
+        }
+    }
+
+    /// A playlist file and a directory play as entries and are replaced by their entries,
+    /// which name them as their parent and then play in order.
+    func testExpansion_whenPlaylistFileAndDirectory_theirEntriesNameTheirParentAndPlay() throws {
+        let inner = try (0..<2).map { try TestMedia.wav(seconds: 0.2, name: "inner-\($0).wav") }
+        let m3u = try TestMedia.m3u(entries: inner)
+        let directory = try TestMedia.directory(name: "folder")
+        try TestMedia.wavData(seconds: 0.2).write(to: directory.appendingPathComponent("a.wav"))
+        let playlist = VLCPlaylistPlayer(library: TestLibrary.shared)
+        let watch = Watch(playlist)
+        let ids = playlist.append(media([m3u, directory]))
+        playlist.play()
+        XCTAssertTrue(watch.waitForEnd(), "\(watch.playlist.values)")
+        let expansions = watch.playlist.values.compactMap { event -> (PlaylistEntry, [PlaylistEntry])? in
+            if case .expanded(let parent, let children) = event { return (parent, children) }
+            return nil
+        }
+        XCTAssertEqual(expansions.map(\.0.id), ids)
+        XCTAssertEqual(expansions.map(\.1.count), [2, 1], "\(expansions.map { $0.1.map(\.mrl) })")
+        let children = expansions.flatMap(\.1)
+        XCTAssertEqual(children.map(\.parent), [ids[0], ids[0], ids[1]])
+        let outcomes = watch.ended.map { ($0.entry, $0.outcome) }
+        XCTAssertEqual(outcomes.map(\.0), [ids[0]] + children.prefix(2).map(\.id) + [ids[1], children[2].id])
+        XCTAssertEqual(outcomes.map(\.1), [.expanded(entries: 2), .ended, .ended, .expanded(entries: 1), .ended])
+        XCTAssertEqual(playlist.entries.map(\.id), children.map(\.id), "the parents were replaced")
+        watch.cancel()
+    }
+
+    /// A missing file fails with libvlc's cause, `/dev/zero` and a server that never answers
+    /// fail as stalled within the stall timeout, and the entry after each plays.
+    func testFailures_whenMissingStalledOrTrackless_failWithTheirCauseAndTheNextPlays() throws {
+        let server = try StalledServer()
+        let good = try TestMedia.wav(seconds: 0.2)
+        let playlist = VLCPlaylistPlayer(
+            library: TestLibrary.shared,
+            options: PlayerOptions(stallTimeout: .seconds(2), recordsFailureCauses: true))
+        let watch = Watch(playlist)
+        let missing = VLCMedia(url: try TestMedia.missing(), library: TestLibrary.shared)
+        let zero = VLCMedia(path: "/dev/zero", library: TestLibrary.shared)
+        let stalled = VLCMedia(url: URL(string: server.url)!, library: TestLibrary.shared)
+        let ids = playlist.append([missing] + media([good]) + [zero] + media([good]) + [stalled] + media([good]))
+        let started = Date()
+        playlist.play()
+        XCTAssertTrue(watch.waitForEnd(timeout: 60), "\(watch.ended)")
+        let took = Date().timeIntervalSince(started)
+        let ended = watch.ended
+        XCTAssertEqual(ended.map(\.entry), ids)
+        XCTAssertEqual(ended[0].outcome.failure?.reason, .encounteredError)
+        XCTAssertTrue(ended[0].outcome.failure?.cause?.contains("No such file") ?? false, "\(ended[0].outcome)")
+        XCTAssertEqual(ended[2].outcome.failure?.reason, .stalled(.noTrack, seconds: 2))
+        XCTAssertEqual(ended[4].outcome.failure?.reason, .stalled(.opening, seconds: 2))
+        for index in [1, 3, 5] { XCTAssertEqual(ended[index].outcome, .ended, "\(index)") }
+        XCTAssertLessThan(took, 20, "two stalls of 2 s and four short entries")
+        XCTAssertTrue(watch.playbacks.values.contains { $0.kind == .stalled && $0.entry == ids[4] })
+        watch.cancel()
+    }
+
+    /// Removing the current entry plays the next; moving and inserting keep the ids; clear
+    /// stops and empties.
+    func testEdits_whenRemovingMovingInsertingAndClearing_theIdsStayAndTheCurrentMovesOn() async throws {
+        let wavs = try (0..<3).map { try TestMedia.wav(seconds: 10, name: "edit-\($0).wav") }
+        let playlist = VLCPlaylistPlayer(
+            library: TestLibrary.shared, options: PlayerOptions(audio: .discardInRealTime))
+        let watch = Watch(playlist)
+        let ids = playlist.append(media(wavs))
+        playlist.play()
+        XCTAssertTrue(watch.playbacks.wait(timeout: 20) { $0.entry == ids[0] && $0.kind == .player(.playing) })
+        XCTAssertTrue(playlist.remove(ids[0]))
+        XCTAssertEqual(playlist.currentEntry?.id, ids[1])
+        XCTAssertFalse(playlist.remove(ids[0]), "already removed")
+        XCTAssertTrue(playlist.move(ids[2], to: 0))
+        XCTAssertEqual(playlist.entries.map(\.id), [ids[2], ids[1]])
+        let inserted = playlist.insert(media([wavs[0]]), at: 1)
+        XCTAssertEqual(inserted.map(\.rawValue), [4], "ids are never reused")
+        XCTAssertEqual(playlist.entries.map(\.id), [ids[2], inserted[0], ids[1]])
+        await playlist.waitForPendingControls()
+        XCTAssertTrue(watch.playbacks.wait(timeout: 20) { $0.entry == ids[1] && $0.kind == .player(.playing) })
+        playlist.clear()
+        XCTAssertEqual(playlist.entries, [])
+        XCTAssertNil(playlist.currentEntry)
+        XCTAssertTrue(watch.playbacks.wait(timeout: 20) { $0.kind == .ended && $0.entry == ids[1] })
+        let byEntry = Dictionary(grouping: watch.ended, by: { $0.entry })
+        XCTAssertEqual(byEntry[ids[0]]?.map(\.outcome), [.skipped])
+        XCTAssertEqual(byEntry[ids[1]]?.map(\.outcome), [.stopped])
+        watch.cancel()
+    }
+}
