@@ -5,13 +5,13 @@ import ExampleSupport
 enum Usage {
     static let overview = """
         usage: media-events log [options] [MEDIA...]
-               media-events probe [--json] [--timeout SECONDS] [--no-chapters] MEDIA...
+               media-events probe [--json] [--timeout SECONDS] [--play MS] [--parse-only] MEDIA...
                media-events events
                media-events ctl --socket PATH COMMAND [ARGS...]
                media-events help | --help | --version
 
         log    plays each MEDIA headless and prints every event of the player and its media
-        probe  parses each MEDIA: meta, duration, tracks, sub-items, titles and chapters
+        probe  parses and briefly plays each MEDIA: format, meta, duration, tracks, chapters
         events lists the event names --only and --exclude accept
         ctl    drives a media-daemon started with --control PATH, or prints its events
         'media-events COMMAND --help' shows a command's options and exit statuses.
@@ -54,20 +54,29 @@ enum Usage {
         """
 
     static let probe = """
-        usage: media-events probe [--json] [--timeout SECONDS] [--no-chapters] MEDIA...
+        usage: media-events probe [--json] [--timeout SECONDS] [--play MS] [--parse-only] MEDIA...
 
-        Parses each MEDIA and prints its meta, duration, tracks (codec, language,
-        description, channels and rate, frame size; fields libvlc does not know are left
-        out), sub-items (a playlist's entries), and its titles and chapters (name, start,
-        duration), which libvlc knows only while it plays: a media with tracks is opened in
-        a silent player until it plays, then stopped.
-          --json                 one JSON object per media
-          --timeout SECONDS      give up parsing (or opening) after this long (default 10)
-          --no-chapters          parse only: no titles or chapters
+        Parses each MEDIA, then opens it in a silent player and lets the first MS of it play
+        (default 1000), since libvlc knows some facts only while a media plays: titles and
+        chapters, the container (demuxer), the pixel format and bit depth, and the decoders'
+        own channel counts and rates, which correct the preparser's (a FLAC's channels). Prints
+        one report per MEDIA: status, error, duration, format (name as ffprobe says it,
+        demuxer, size, overall bit rate), meta, tracks (codec_name as ffprobe says it beside
+        libvlc's FourCC as codec_tag, language, title, channels, sample rate, bits per sample,
+        size, pixel format, frame rate as a fraction, bit rate), sub-items, titles, chapters.
+          --json                 one JSON object per MEDIA, every key always present (null
+                                 when unknown): Schemas/probe.schema.json
+          --timeout SECONDS      give up parsing, or opening, after this long (default 10)
+          --play MS              how much of each media plays before its facts are read
+                                 (default 1000; 0: read them as soon as it plays)
+          --parse-only           the preparser only: no titles, chapters, container, pixel
+                                 format or bit depth (--no-chapters is the same)
 
-        Exit status: 0 parsed; 1 parsing failed, timed out or found neither a track nor a
-        sub-item, or the output cannot be written; 141 the output pipe was closed; 2 usage
-        error.
+        Exit status: 0 every MEDIA gave a report; 1 a MEDIA failed (JSON "error" {"code",
+        "message","cause"}; one line on stderr, "media-events: MEDIA: why", in libvlc's words
+        when it logged any, such as "Connection refused"): not a valid URL, libvlc could not
+        open it, parsing timed out, or it has neither a track nor a sub-item; 1 also when the
+        output cannot be written; 141 the output pipe was closed; 2 usage error.
         """
 
     static let ctl = """
