@@ -22,20 +22,28 @@ enum Usage {
 
         Plays each MEDIA (a path or URL; the bundled sample when none is given) headless and
         prints every event of the player and its media in libvlc's delivery order. A playlist
-        or a directory is played entry by entry ("sub_item":"1", "2", …).
-          --json                 JSON Lines: {"seq","t","source","event","item",payload fields...}
+        or a directory is played entry by entry ("sub_item":1, 2, …).
+          --json                 JSON Lines: {"seq","t","ts","source","event","item",payload
+                                 fields...}, each line valid against Schemas/log.schema.json
           --only NAMES           print only these events (comma-separated libvlc names; the
                                  prefix may be left out: EndReached = MediaPlayerEndReached)
           --exclude NAMES        leave these events out
-          --no-progress          leave out TimeChanged, PositionChanged, Buffering, AudioVolume
+          --no-progress          leave out TimeChanged, PositionChanged, Buffering,
+                                 AudioVolume, and a DurationChanged or LengthChanged that
+                                 repeats the value before it
+          --progress-interval MS at most one progress event of each kind per MS milliseconds
+                                 (default: 1000 for text; 0, every one, for --json)
           --dispatch MODE        where handlers run: inline (libvlc's thread, default),
                                  queue-async or queue-sync (a private serial queue)
           --limit SECONDS        stop each media after this much time (counts as played if
                                  it was playing by then)
           --open-timeout SECONDS a media not playing after this long fails (default 30)
           --repeat N             play the whole list N times
-          --audio                real audio output (default: none, and no real-time pacing)
-          --summary              at the end, counts per event, failures and wall time on stderr
+          --audio                real audio output. Without it there is none: media with
+                                 video still play in real time (the video clock paces
+                                 them), audio-only media play faster than real time
+          --summary              at the end, or on SIGINT or SIGTERM, counts per event,
+                                 failures and wall time on stderr
           --verbose              print libvlc's log messages too, as "libvlc" LogMessage
                                  lines (level, module, object, text); = --log-level debug
           --log-level LEVEL      only libvlc's messages of LEVEL and above: debug, notice,
@@ -45,12 +53,13 @@ enum Usage {
         libvlc reported EncounteredError (missing or empty file, unsupported URL scheme,
         connection refused), it ended without any audio or video track (random bytes, an
         empty directory) or it was not playing after --open-timeout; 1 also when the output
-        cannot be written (a message says why); 141 the output pipe was closed (| head);
-        2 usage error. Each failure is one line on stderr: "media-events: MEDIA: why",
-        libvlc's own error messages for it when it logged any ("cannot open file … (No such
-        file or directory)"), otherwise what the program saw. A stream cut short (a server
-        closing mid-stream, a truncated file) ends with EndReached in libvlc and counts as
-        played.
+        cannot be written (a message says why); 130 SIGINT, 143 SIGTERM (the last line is
+        "Interrupted"); 141 the output pipe was closed (| head); 2 usage error. Each failure
+        is one line on stderr, "media-events: MEDIA: why", and one "ItemFailed" line in the
+        output ("error", "message", and "cause": libvlc's own error messages for it, such as
+        "cannot open file … (No such file or directory)", null when it logged none). A
+        stream cut short (a server closing mid-stream, a truncated file) ends with
+        EndReached in libvlc and counts as played.
         """
 
     static let probe = """
