@@ -41,7 +41,7 @@ struct LogCommand {
             // The last line: later events (of the player still running) are dropped.
             log.close(
                 with: EventRecord(
-                    source: "media-events", name: "Interrupted", fields: [("signal", .string(signal.name))]))
+                    source: "program", name: "Interrupted", fields: [("signal", .string(signal.name))]))
             if options.summary { Self.printSummary(outcomes.withLock { $0 }, log: log, interruptedBy: signal.name) }
             return 128 + signal.number
         }
@@ -134,7 +134,7 @@ struct LogCommand {
             ("error", .string(failure.code)), ("message", .string(failure.summary)),
             ("cause", failure.cause.map { .string($0) } ?? .null),
         ]
-        log.writeAlways(EventRecord(source: "media-events", name: "ItemFailed", fields: fields))
+        log.writeAlways(EventRecord(source: "program", name: "ItemFailed", fields: fields))
     }
 
     private func play(

@@ -141,7 +141,7 @@ final class MediaEventsLogTests: XCTestCase {
         let failures = lines.filter { $0["event"] as? String == "ItemFailed" }
         XCTAssertEqual(failures.count, 1, result.stdout)
         let failure = try XCTUnwrap(failures.first)
-        XCTAssertEqual(failure["source"] as? String, "media-events")
+        XCTAssertEqual(failure["source"] as? String, "program")
         XCTAssertEqual(failure["item"] as? Int, 2)
         XCTAssertEqual(failure["mrl"] as? String, missing.absoluteString)
         XCTAssertEqual(failure["error"] as? String, "EncounteredError")
