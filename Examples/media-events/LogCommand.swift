@@ -32,10 +32,21 @@ struct LogCommand {
         // With --audio, a machine without a sound device plays silently: said once on stderr.
         let audioWarning = options.audio ? AudioOutputWarning.watch(library, program: "media-events") : nil
         defer { audioWarning?.cancel() }
-        let log = EventLog(format: options.json ? .json : .text, filter: options.filter)
+        // JSON lines carry their UTC time (`ts`), as the daemon's do: a collector merges them.
+        let log = EventLog(format: options.json ? .json : .text, filter: options.filter, wallClock: options.json)
         let logSubscription = options.logLevel.map { log.printLibvlcLog(of: library, minimumLevel: $0) }
         defer { logSubscription?.cancel() }
-        var run = Run(library: library, log: log, queue: queue)
+        let outcomes = Guarded([PlaybackOutcome]())
+        let interruption = InterruptSignals.watch { signal in
+            // The last line: later events (of the player still running) are dropped.
+            log.close(
+                with: EventRecord(
+                    source: "program", name: "Interrupted", fields: [("signal", .string(signal.name))]))
+            if options.summary { Self.printSummary(outcomes.withLock { $0 }, log: log, interruptedBy: signal.name) }
+            return 128 + signal.number
+        }
+        defer { interruption.cancel() }
+        var run = Run(library: library, log: log, queue: queue, outcomes: outcomes)
         for pass in 1...options.repeatCount {
             for (index, input) in inputs.enumerated() {
                 var context: [(String, JSONValue)] = [("item", .int(Int64(index + 1)))]
@@ -46,8 +57,9 @@ struct LogCommand {
                 await play(media, named: input, context: context, subItem: nil, run: &run)
             }
         }
-        if options.summary { printSummary(run.outcomes, log: log) }
-        return run.outcomes.allSatisfy(\.isPlayed) ? 0 : 1
+        let all = outcomes.withLock { $0 }
+        if options.summary { Self.printSummary(all, log: log, interruptedBy: nil) }
+        return all.allSatisfy(\.isPlayed) ? 0 : 1
     }
 
     /// What the items of one run share.
@@ -56,8 +68,8 @@ struct LogCommand {
         let log: EventLog
         let queue: DispatchQueue
         /// The outcome of every media played, playlists and directories left out (their
-        /// entries are in).
-        var outcomes: [PlaybackOutcome] = []
+        /// entries are in); read by the summary printed on SIGINT or SIGTERM too.
+        let outcomes: Guarded<[PlaybackOutcome]>
         /// Media played so far, entries included: bounded like a playlist's entries.
         var played = 0
     }
@@ -66,8 +78,8 @@ struct LogCommand {
     static let maximumDepth = 8
 
     /// Plays `media` (`nil`: an invalid URL); a playlist or directory has no track of its
-    /// own but sub-items, which are played in turn as `sub_item` 1, 2, … of its item (1.1,
-    /// 1.2, … for the entries of entry 1).
+    /// own but sub-items, which are played in turn as `sub_item` 1, 2, … of its item (with
+    /// `sub_item_path` [1, 1], [1, 2], … for the entries of entry 1).
     private func play(
         _ media: VLCMedia?, named input: String, context: [(String, JSONValue)], subItem: [Int]?,
         run: inout Run
@@ -90,26 +102,39 @@ struct LogCommand {
             outcome = .failed(
                 PlaybackFailure(.entriesBeyondBound(bound: "playlists nested more than \(Self.maximumDepth) deep")))
         }
-        if let failure = outcome.failure { printError("media-events: \(name): \(failure.message)") }
+        if let failure = outcome.failure { report(failure, of: name, mrl: media?.mrl, context: context, log: run.log) }
         guard case .expanded = outcome else {
-            run.outcomes.append(outcome)
+            run.outcomes.withLock { $0.append(outcome) }
             return
         }
         for (index, entry) in entries.enumerated() {
             guard run.played < MediaInput.maximumEntries else {
                 let failure = PlaybackFailure(
                     .entriesBeyondBound(bound: "more than \(MediaInput.maximumEntries) media in all"))
-                printError("media-events: \(name): \(failure.message)")
-                run.outcomes.append(.failed(failure))
+                report(failure, of: name, mrl: nil, context: context, log: run.log)
+                run.outcomes.withLock { $0.append(.failed(failure)) }
                 return
             }
             let path = (subItem ?? []) + [index + 1]
-            let number = path.map(String.init).joined(separator: ".")
-            await play(
-                entry, named: input,
-                context: context.filter { $0.0 != "sub_item" } + [("sub_item", .string(number))],
-                subItem: path, run: &run)
+            var entryContext = context.filter { $0.0 != "sub_item" && $0.0 != "sub_item_path" }
+            entryContext.append(("sub_item", .int(Int64(index + 1))))
+            if path.count > 1 { entryContext.append(("sub_item_path", .array(path.map { .int(Int64($0)) }))) }
+            await play(entry, named: input, context: entryContext, subItem: path, run: &run)
         }
+    }
+
+    /// A failure: one line on stderr for people, one `ItemFailed` line in the event stream for
+    /// scripts (`error`, `message`, `cause`: libvlc's words, null when it logged none).
+    private func report(
+        _ failure: PlaybackFailure, of name: String, mrl: String?, context: [(String, JSONValue)], log: EventLog
+    ) {
+        printError("media-events: \(name): \(failure.message)")
+        var fields = context + [("mrl", mrl.map { .string($0) } ?? .null)]
+        fields += [
+            ("error", .string(failure.code)), ("message", .string(failure.summary)),
+            ("cause", failure.cause.map { .string($0) } ?? .null),
+        ]
+        log.writeAlways(EventRecord(source: "program", name: "ItemFailed", fields: fields))
     }
 
     private func play(
@@ -117,6 +142,9 @@ struct LogCommand {
         run: Run
     ) async -> PlaybackOutcome {
         let log = run.log
+        let gate = ProgressGate(
+            dropProgress: options.filter.dropProgress,
+            intervalMs: options.progressIntervalMs ?? (options.json ? 0 : LogOptions.textProgressIntervalMs))
         let queue = run.queue
         // A sub-item comes from libvlc with the default (inline) delivery: in async mode its
         // lines are queued behind the player's, as the player's own are, to keep libvlc's order.
@@ -126,6 +154,7 @@ struct LogCommand {
         let watch = PlaybackWatch()
         let mediaToken = media.observe { event in
             let record = EventRecord(event)
+            guard gate.admits(record) else { return }
             if requeue {
                 queue.async { log.write(record, context: context) }
             } else {
@@ -133,7 +162,8 @@ struct LogCommand {
             }
         }
         let playerToken = player.observe { event in
-            log.write(EventRecord(event), context: context)
+            let record = EventRecord(event)
+            if gate.admits(record) { log.write(record, context: context) }
             watch.note(event)
         }
         // The end of the input comes from here, with the error messages libvlc logged for it:
@@ -157,11 +187,12 @@ struct LogCommand {
         return outcome
     }
 
-    private func printSummary(_ outcomes: [PlaybackOutcome], log: EventLog) {
+    private static func printSummary(_ outcomes: [PlaybackOutcome], log: EventLog, interruptedBy signal: String?) {
         let failed = outcomes.filter { !$0.isPlayed }.count
         var lines = [
             "summary: \(outcomes.count) played, \(outcomes.count - failed) ok, \(failed) failed, "
                 + "\(log.lineCount) events printed in \(String(log.elapsed, decimals: 3)) s"
+                + (signal.map { ", interrupted by \($0)" } ?? "")
         ]
         for (name, count) in log.counts.sorted(by: { $0.key < $1.key }) {
             lines.append("  \(name) \(count)")

@@ -14,6 +14,11 @@ struct LogOptions {
     var repeatCount = 1
     var audio = false
     var summary = false
+    /// At most one progress event of each kind per this many milliseconds; `nil`: the
+    /// format's default (JSON every one, it is a recording; text `textProgressIntervalMs`).
+    var progressIntervalMs: Int?
+    /// The text output's default progress interval: a rate a person can read.
+    static let textProgressIntervalMs = 1000
     /// libvlc's log messages of this level and above are printed (`--verbose`, `--log-level`).
     var logLevel: LogLevel?
     var inputs: [String] = []
@@ -38,6 +43,12 @@ struct LogOptions {
                 options.repeatCount = count
             case "--audio": options.audio = true
             case "--summary": options.summary = true
+            case "--progress-interval":
+                let value = try reader.value(for: argument)
+                guard let ms = Int(value), ms >= 0 else {
+                    throw UsageError("--progress-interval needs a whole number of milliseconds, not '\(value)'")
+                }
+                options.progressIntervalMs = ms
             case "--verbose": options.logLevel = .debug
             case "--log-level": options.logLevel = try reader.logLevel(for: argument)
             case "-h", "--help":

@@ -1,40 +1,12 @@
 import ExampleSupport
 import Foundation
+import Glibc
 import MediaEvents
 
-/// `media-events probe`: parses media (and opens those with tracks briefly for their titles and
-/// chapters) and prints what libvlc found.
+/// `media-events probe`: parses media, opens those with tracks briefly in a silent player for
+/// what libvlc knows only while they play, and prints one report per media.
 struct ProbeCommand {
     let options: ProbeOptions
-
-    /// What parsing one media gave.
-    struct Report {
-        let input: String
-        let mrl: String
-        let status: ParsedStatus
-        let durationMs: Int64?
-        let meta: [(String, String)]
-        let tracks: [MediaTrack]
-        let subItems: [String]
-        /// Titles with their chapters (read from a briefly opened player: libvlc knows them
-        /// only while an input runs).
-        var titles: [(title: TitleDescription, chapters: [ChapterDescription])] = []
-
-        /// libvlc says `done` for bytes it can open but not decode: without a track or a
-        /// sub-item there is nothing to play, so that counts as a failure too.
-        var failure: String? {
-            switch status {
-            case .done: tracks.isEmpty && subItems.isEmpty ? "no tracks or sub-items found" : nil
-            case .timeout: "parsing timed out after \(timeoutText)"
-            default: "parsing \(status)"
-            }
-        }
-
-        var timeoutText = ""
-
-        /// The duration, left out when libvlc does not know it (a playlist says 0).
-        var knownDuration: Int64? { durationMs.flatMap { $0 > 0 ? $0 : nil } }
-    }
 
     /// Runs the command; returns the exit status.
     func run() async -> Int32 {
@@ -47,183 +19,197 @@ struct ProbeCommand {
         }
         var failed = false
         for input in options.inputs {
-            guard let media = MediaInput.media(input, library: library) else {
-                printError("media-events: \(input): not a valid URL")
-                failed = true
-                continue
-            }
-            // A network URL is only opened when asked to: the local-only default skips it.
-            let isNetwork = input.contains("://") && !input.hasPrefix("file://")
-            let status: ParsedStatus
-            do {
-                status = try await media.parse(
-                    options: isNetwork ? .network : .local,
-                    timeout: .milliseconds(Int64(options.timeout * 1000)))
-            } catch {
-                printError("media-events: \(input): \(error)")
-                failed = true
-                continue
-            }
-            var report = Report(
-                input: input, mrl: media.mrl, status: status, durationMs: media.duration,
-                meta: MetaKey.allKeys.compactMap { key in media.meta(key).map { (key.name, $0) } },
-                tracks: media.tracks, subItems: media.subItems.map(\.mrl))
-            report.timeoutText = "\(options.timeout) s"
-            if options.chapters, report.failure == nil, !report.tracks.isEmpty {
-                report.titles = await Self.titles(of: media, library: library, timeout: options.timeout)
-            }
-            printOutput(options.json ? json(report) : text(report))
+            let report = await probe(input, library: library)
+            printOutput(options.json ? report.json : report.text)
             if let failure = report.failure {
-                printError("media-events: \(input): \(failure)")
+                printError("media-events: \(input): \(failure.text)")
                 failed = true
             }
         }
         return failed ? 1 : 0
     }
 
-    /// Opens `media` in a player until it plays, pauses it, reads its titles and chapters, and
-    /// stops.
-    /// Media without titles (a WAV) give none.
-    private static func titles(of media: VLCMedia, library: VLCLibrary, timeout: Double)
-        async -> [(title: TitleDescription, chapters: [ChapterDescription])]
-    {
-        let player = VLCMediaPlayer(media: media, library: library)
-        defer { player.stop() }
-        guard
-            let event = try? await player.play(
-                until: .playing, .endReached, .encounteredError,
-                timeout: .milliseconds(Int64(timeout * 1000))),
-            event.kind == .playing
-        else { return [] }
-        // Paused first (queued before the reads): an input that ends has no titles left. Not
-        // when it cannot pause: libvlc 3 stops such an input instead.
-        if player.isPausable { player.pause() }
-        var titles: [(title: TitleDescription, chapters: [ChapterDescription])] = []
-        for (index, title) in await player.titles().enumerated() {
-            titles.append((title, await player.chapters(ofTitle: index)))
+    private func probe(_ input: String, library: VLCLibrary) async -> ProbeReport {
+        var report = ProbeReport(input: input)
+        report.meta = Self.metaKeys.map { ($0.name, nil) }
+        guard let media = MediaInput.media(input, library: library) else {
+            report.failure = .init(code: "InvalidURL", message: "not a valid URL", cause: nil)
+            return report
         }
-        await player.stopAndWait()
-        return titles
-    }
+        report.mrl = media.mrl
+        // A network URL is only opened when asked to: the local-only default skips it.
+        let isNetwork = input.contains("://") && !input.hasPrefix("file://")
+        let status: ParsedStatus
+        do {
+            status = try await media.parse(
+                options: isNetwork ? .network : .local,
+                timeout: .milliseconds(Int64(options.timeout * 1000)))
+        } catch {
+            report.failure = .init(code: "ParseRefused", message: "\(error)", cause: nil)
+            return report
+        }
+        report.status = status
+        let preparsed = media.tracks
+        report.durationMs = media.duration.flatMap { $0 > 0 ? $0 : nil }
+        report.subItems = media.subItems.map(\.mrl)
+        report.sizeBytes = Self.fileSize(input)
 
-    private func text(_ report: Report) -> String {
-        var lines = [report.mrl, "  status:   \(report.status)"]
-        if let ms = report.knownDuration {
-            lines.append("  duration: \(String(Double(ms) / 1000, decimals: 3)) s")
+        // A media with tracks plays for its facts; one the preparser could not open plays for
+        // libvlc's words on why (the preparser logs none).
+        var playback: ProbePlayback?
+        let wouldPlay = (status == .done && !preparsed.isEmpty) || status == .failed || status == .timeout
+        if !options.parseOnly && wouldPlay {
+            playback = await ProbePlayback.run(
+                media, library: library, timeout: options.timeout, windowMs: options.windowMs)
         }
-        for (key, value) in report.meta { lines.append("  meta:     \(key)=\(value)") }
-        for track in report.tracks { lines.append("  track:    \(Self.text(track))") }
-        for item in report.subItems { lines.append("  sub-item: \(item)") }
-        for (index, entry) in report.titles.enumerated() {
-            var line = "  title:    #\(index) \(Self.seconds(entry.title.duration)) s"
-            if let name = entry.title.name { line += " \"\(name)\"" }
-            lines.append(line)
-            for (number, chapter) in entry.chapters.enumerated() {
-                var line =
-                    "  chapter:  #\(index).\(number) at \(Self.seconds(chapter.offset)) s for \(Self.seconds(chapter.duration)) s"
-                if let name = chapter.name { line += " \"\(name)\"" }
-                lines.append(line)
+        report.meta = Self.meta(of: media, demuxer: playback?.facts.demuxer)
+        report.tracks = Self.tracks(preparsed: preparsed, playback: playback)
+        if let playback, playback.played {
+            report.titles = playback.titles
+            if playback.durationMs > 0 { report.durationMs = playback.durationMs }
+            report.demuxer = playback.facts.demuxer
+            report.formatName = playback.facts.demuxer.flatMap {
+                FFprobeNames.formatName(demuxer: $0, firstCodec: report.tracks.first?.codecTag)
             }
         }
-        return lines.joined(separator: "\n")
+        report.failure = Self.failure(status: status, report: report, playback: playback, timeout: options.timeout)
+        return report
     }
 
-    /// `audio #0 mp3 (MPEG Audio layer 1/2/3) 2ch 44100Hz 128 kb/s [eng] "Commentary"`,
-    /// `video #1 h264 (H264 - MPEG-4 AVC (part 10)) 160x120 25 fps`: what libvlc does not
-    /// know is left out.
-    private static func text(_ track: MediaTrack) -> String {
-        var text = "\(track.type) #\(track.id) \(codec(track))"
-        let description = track.codecDescription
-        if description != track.codecName { text += " (\(description))" }
-        if let channels = known(track.audioChannels) { text += " \(channels)ch" }
-        if let rate = known(track.audioRate) { text += " \(rate)Hz" }
-        if let width = known(track.videoWidth), let height = known(track.videoHeight) { text += " \(width)x\(height)" }
-        if let rate = frameRate(track) { text += " \(rate.encoded) fps" }
-        if let bitrate = known(track.bitrate) { text += " \(bitrate / 1000) kb/s" }
-        if let language = track.language, !language.isEmpty { text += " [\(language)]" }
-        if let name = track.trackDescription, !name.isEmpty { text += " \"\(name)\"" }
-        return text
-    }
-
-    private func json(_ report: Report) -> String {
-        var fields: [(String, JSONValue)] = [
-            ("input", .string(report.input)), ("mrl", .string(report.mrl)),
-            ("status", .string(report.status.description)),
-        ]
-        if let ms = report.knownDuration { fields.append(("duration_ms", .int(ms))) }
-        fields += [
-            ("meta", .object(report.meta.map { ($0.0, .string($0.1)) })),
-            ("tracks", .array(report.tracks.map(Self.json))),
-            ("sub_items", .array(report.subItems.map { .string($0) })),
-        ]
-        if !report.titles.isEmpty {
-            fields.append(
-                (
-                    "titles",
-                    .array(
-                        report.titles.map { entry in
-                            var title: [(String, JSONValue)] = []
-                            if let name = entry.title.name { title.append(("name", .string(name))) }
-                            title.append(("duration_ms", .int(entry.title.duration)))
-                            title.append(
-                                (
-                                    "chapters",
-                                    .array(
-                                        entry.chapters.map { chapter in
-                                            var fields: [(String, JSONValue)] = []
-                                            if let name = chapter.name { fields.append(("name", .string(name))) }
-                                            fields += [
-                                                ("offset_ms", .int(chapter.offset)),
-                                                ("duration_ms", .int(chapter.duration)),
-                                            ]
-                                            return .object(fields)
-                                        })
-                                ))
-                            return .object(title)
-                        })
-                ))
+    /// Why the media gives no usable report, `nil` when it does.
+    private static func failure(
+        status: ParsedStatus, report: ProbeReport, playback: ProbePlayback?, timeout: Double
+    ) -> ProbeReport.Failure? {
+        if let playback, playback.played {
+            return report.tracks.isEmpty
+                ? .init(code: "NoTracks", message: "no tracks or sub-items found", cause: nil) : nil
         }
-        return JSON.line(fields)
-    }
-
-    /// A track as ffprobe would show it where libvlc allows: fields it does not know (a bit
-    /// rate, a size or a frame rate of 0, no language) are left out.
-    private static func json(_ track: MediaTrack) -> JSONValue {
-        var fields: [(String, JSONValue)] = [
-            ("type", .string(track.type.description)), ("id", .int(Int64(track.id))),
-            ("codec", .string(codec(track))), ("codec_description", .string(track.codecDescription)),
-        ]
-        func add(_ key: String, _ value: Int?) {
-            if let value = known(value) { fields.append((key, .int(Int64(value)))) }
+        if let end = playback?.end, end.kind == .encounteredError {
+            return .init(
+                code: "EncounteredError", message: "libvlc could not open it (parsing \(status))",
+                cause: end.causeText)
         }
-        add("bitrate", track.bitrate)
-        if let language = track.language, !language.isEmpty { fields.append(("language", .string(language))) }
-        if let name = track.trackDescription, !name.isEmpty { fields.append(("description", .string(name))) }
-        add("channels", track.audioChannels)
-        add("rate", track.audioRate)
-        add("width", track.videoWidth)
-        add("height", track.videoHeight)
-        if let rate = frameRate(track) { fields.append(("frame_rate", rate)) }
-        return .object(fields)
+        switch status {
+        case .done:
+            guard report.tracks.isEmpty && report.subItems.isEmpty else { return nil }
+            return .init(code: "NoTracks", message: "no tracks or sub-items found", cause: nil)
+        case .timeout:
+            return .init(
+                code: "Timeout", message: "parsing timed out after \(TextFormat.seconds(timeout)) s", cause: nil)
+        default:
+            if playback?.timedOut == true {
+                return .init(
+                    code: "Timeout", message: "not playing after \(TextFormat.seconds(timeout)) s (parsing \(status))",
+                    cause: nil)
+            }
+            return .init(code: "ParseFailed", message: "parsing \(status)", cause: nil)
+        }
     }
 
-    /// Milliseconds as seconds with three decimals.
-    private static func seconds(_ ms: Int64) -> String { String(Double(ms) / 1000, decimals: 3) }
+    // MARK: Tracks
 
-    /// The frame rate as a short number: `25` for 25/1, `29.97` for 30000/1001.
-    private static func frameRate(_ track: MediaTrack) -> JSONValue? {
-        guard let rate = track.frameRate else { return nil }
-        let rounded = (rate * 1000).rounded() / 1000
-        return rounded == rounded.rounded() && abs(rounded) < 1e15 ? .int(Int64(rounded)) : .double(rounded)
+    /// The tracks, each fact from the playing stream where it played and libvlc knows it
+    /// there (the decoders' output corrects the preparser: a FLAC's channel count), the
+    /// preparser's otherwise. 0 means unknown in libvlc's track list: `nil` here.
+    private static func tracks(preparsed: [MediaTrack], playback: ProbePlayback?) -> [ProbeReport.Track] {
+        let played = playback.map { $0.played ? $0.tracks : [] } ?? []
+        let source = preparsed.isEmpty ? played : preparsed
+        return source.enumerated().map { index, track in
+            let live = played.first { $0.id == track.id && $0.type == track.type }
+            func known(_ value: Int?) -> Int? { value.flatMap { $0 > 0 ? $0 : nil } }
+            func pick(_ value: (MediaTrack) -> Int?) -> Int? { known(live.flatMap(value)) ?? known(value(track)) }
+            func text(_ value: String?) -> String? {
+                guard let value, !value.isEmpty, value != "und" else { return nil }
+                return value
+            }
+            var report = ProbeReport.Track(
+                index: index, id: track.id, type: track.type,
+                codecTag: track.codecName.trimmingCharacters(in: CharacterSet(charactersIn: " \0")),
+                codecDescription: track.codecDescription,
+                profile: pick(\.profile), level: pick(\.level), bitRate: pick(\.bitrate),
+                language: text(track.language), title: text(track.trackDescription),
+                channels: pick(\.audioChannels), sampleRate: pick(\.audioRate), bitsPerSample: nil,
+                width: pick(\.videoWidth), height: pick(\.videoHeight), pixelFormat: nil,
+                frameRate: live?.frameRateFraction ?? track.frameRateFraction,
+                encoding: text(track.subtitleEncoding))
+            if let playback {
+                if track.type == .audio, Self.isDecoded(track, id: playback.decodedAudio, among: source) {
+                    report.bitsPerSample = playback.facts.bitsPerSample ?? pcmBits(report.codecTag)
+                } else if track.type == .audio {
+                    report.bitsPerSample = pcmBits(report.codecTag)
+                }
+                if track.type == .video, Self.isDecoded(track, id: playback.decodedVideo, among: source) {
+                    report.pixelFormat = playback.facts.pixelFormat
+                }
+            } else if track.type == .audio {
+                report.bitsPerSample = pcmBits(report.codecTag)
+            }
+            return report
+        }
     }
 
-    /// The FourCC without the padding libvlc's short codes have ("mp3 " is "mp3").
-    private static func codec(_ track: MediaTrack) -> String {
-        track.codecName.trimmingCharacters(in: CharacterSet(charactersIn: " \0"))
+    /// Whether `track` is the one of its type that was decoded: the selected one, or the only
+    /// one when the selection was gone (the input ended within the window).
+    private static func isDecoded(_ track: MediaTrack, id: Int?, among tracks: [MediaTrack]) -> Bool {
+        if let id { return track.id == id }
+        return tracks.filter { $0.type == track.type }.count == 1
     }
 
-    /// `value` when libvlc knows it: 0 means unknown in its track list.
-    private static func known(_ value: Int?) -> Int? {
-        value.flatMap { $0 > 0 ? $0 : nil }
+    /// The sample size of a PCM FourCC (`s24l`: 24), `nil` for any other codec.
+    private static func pcmBits(_ fourCC: String) -> Int? {
+        guard fourCC.count >= 2, ["s", "u", "f"].contains(fourCC.first) else { return nil }
+        let digits = fourCC.dropFirst().prefix { $0.isNumber }
+        return ["8", "16", "24", "32", "64"].contains(String(digits)) ? Int(digits) : nil
+    }
+
+    // MARK: Meta
+
+    /// libvlc's meta keys, in its order, with the snake_case names the report gives them.
+    static let metaKeys: [(key: MetaKey, name: String)] = MetaKey.allKeys.map { key in
+        let names: [String: String] = [
+            "TrackNumber": "track_number", "URL": "url", "NowPlaying": "now_playing", "EncodedBy": "encoded_by",
+            "ArtworkURL": "artwork_url", "TrackID": "track_id", "TrackTotal": "track_total",
+            "ShowName": "show_name", "AlbumArtist": "album_artist", "DiscNumber": "disc_number",
+            "DiscTotal": "disc_total",
+        ]
+        return (key, names[key.name] ?? key.name.lowercased())
+    }
+
+    /// Every meta key, `nil` where the media has none, mapped as the container means them:
+    /// - libvlc gives a media without a title its file name as `Title`: that is no title.
+    /// - Matroska's tags without a target (or with target 50, the whole movie or album) are
+    ///   the file's own: libvlc reads `ARTIST` there as `AlbumArtist`; when it found no other
+    ///   artist, that is the file's `artist` (ffprobe's `ARTIST`); `PART_NUMBER` there, which
+    ///   libvlc reads as `Episode`, is the `track_number` (ffprobe's `track`, and what FFmpeg
+    ///   writes for it) when libvlc found no other.
+    private static func meta(of media: VLCMedia, demuxer: String?) -> [(key: String, value: String?)] {
+        var values = Dictionary(
+            uniqueKeysWithValues: metaKeys.map { ($0.name, media.meta($0.key).flatMap { $0.isEmpty ? nil : $0 }) })
+        if let title = values["title"] ?? nil, title == Self.itemName(media.mrl) { values["title"] = .some(nil) }
+        if demuxer == "mkv", (values["artist"] ?? nil) == nil, let albumArtist = values["album_artist"] ?? nil {
+            values["artist"] = albumArtist
+            values["album_artist"] = .some(nil)
+        }
+        if demuxer == "mkv", (values["track_number"] ?? nil) == nil, let episode = values["episode"] ?? nil {
+            values["track_number"] = episode
+            values["episode"] = .some(nil)
+        }
+        return metaKeys.map { ($0.name, values[$0.name] ?? nil) }
+    }
+
+    /// The name libvlc gives an input item: the last component of its MRL, percent-decoded.
+    private static func itemName(_ mrl: String) -> String {
+        let last = mrl.split(separator: "/").last.map(String.init) ?? mrl
+        return last.removingPercentEncoding ?? last
+    }
+
+    /// The size of a local file, `nil` for a URL of another scheme or a file that cannot be
+    /// read.
+    private static func fileSize(_ input: String) -> Int64? {
+        if input.contains("://") && !input.hasPrefix("file://") { return nil }
+        var info = stat()
+        let path = MediaInput.localPathBytes(input)
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int64(info.st_size)
     }
 }

@@ -5,8 +5,10 @@ import Glibc
 struct ProbeOptions {
     var json = false
     var timeout = 10.0
-    /// Whether titles and chapters are read (by opening the media in a player).
-    var chapters = true
+    /// Only the preparser: no playback, so no titles, chapters, decoder facts or container.
+    var parseOnly = false
+    /// How much of a media (milliseconds of it) plays before its facts are read.
+    var windowMs: Int64 = 1000
     var inputs: [String] = []
 
     static func parse(_ arguments: [String]) throws -> ProbeOptions {
@@ -16,7 +18,13 @@ struct ProbeOptions {
             switch argument {
             case "--json": options.json = true
             case "--timeout": options.timeout = try reader.number(for: argument)
-            case "--no-chapters": options.chapters = false
+            case "--parse-only", "--no-chapters": options.parseOnly = true
+            case "--play":
+                let value = try reader.value(for: argument)
+                guard let ms = Int64(value), ms >= 0 else {
+                    throw UsageError("--play needs a whole number of milliseconds, not '\(value)'")
+                }
+                options.windowMs = ms
             case "-h", "--help":
                 printOutput(Usage.probe)
                 exit(0)

@@ -5,13 +5,13 @@ import ExampleSupport
 enum Usage {
     static let overview = """
         usage: media-events log [options] [MEDIA...]
-               media-events probe [--json] [--timeout SECONDS] [--no-chapters] MEDIA...
+               media-events probe [--json] [--timeout SECONDS] [--play MS] [--parse-only] MEDIA...
                media-events events
                media-events ctl --socket PATH COMMAND [ARGS...]
                media-events help | --help | --version
 
         log    plays each MEDIA headless and prints every event of the player and its media
-        probe  parses each MEDIA: meta, duration, tracks, sub-items, titles and chapters
+        probe  parses and briefly plays each MEDIA: format, meta, duration, tracks, chapters
         events lists the event names --only and --exclude accept
         ctl    drives a media-daemon started with --control PATH, or prints its events
         'media-events COMMAND --help' shows a command's options and exit statuses.
@@ -22,20 +22,28 @@ enum Usage {
 
         Plays each MEDIA (a path or URL; the bundled sample when none is given) headless and
         prints every event of the player and its media in libvlc's delivery order. A playlist
-        or a directory is played entry by entry ("sub_item":"1", "2", …).
-          --json                 JSON Lines: {"seq","t","source","event","item",payload fields...}
+        or a directory is played entry by entry ("sub_item":1, 2, …).
+          --json                 JSON Lines: {"seq","t","ts","source","event","item",payload
+                                 fields...}, each line valid against Schemas/log.schema.json
           --only NAMES           print only these events (comma-separated libvlc names; the
                                  prefix may be left out: EndReached = MediaPlayerEndReached)
           --exclude NAMES        leave these events out
-          --no-progress          leave out TimeChanged, PositionChanged, Buffering, AudioVolume
+          --no-progress          leave out TimeChanged, PositionChanged, Buffering,
+                                 AudioVolume, and a DurationChanged or LengthChanged that
+                                 repeats the value before it
+          --progress-interval MS at most one progress event of each kind per MS milliseconds
+                                 (default: 1000 for text; 0, every one, for --json)
           --dispatch MODE        where handlers run: inline (libvlc's thread, default),
                                  queue-async or queue-sync (a private serial queue)
           --limit SECONDS        stop each media after this much time (counts as played if
                                  it was playing by then)
           --open-timeout SECONDS a media not playing after this long fails (default 30)
           --repeat N             play the whole list N times
-          --audio                real audio output (default: none, and no real-time pacing)
-          --summary              at the end, counts per event, failures and wall time on stderr
+          --audio                real audio output. Without it there is none: media with
+                                 video still play in real time (the video clock paces
+                                 them), audio-only media play faster than real time
+          --summary              at the end, or on SIGINT or SIGTERM, counts per event,
+                                 failures and wall time on stderr
           --verbose              print libvlc's log messages too, as "libvlc" LogMessage
                                  lines (level, module, object, text); = --log-level debug
           --log-level LEVEL      only libvlc's messages of LEVEL and above: debug, notice,
@@ -45,29 +53,39 @@ enum Usage {
         libvlc reported EncounteredError (missing or empty file, unsupported URL scheme,
         connection refused), it ended without any audio or video track (random bytes, an
         empty directory) or it was not playing after --open-timeout; 1 also when the output
-        cannot be written (a message says why); 141 the output pipe was closed (| head);
-        2 usage error. Each failure is one line on stderr: "media-events: MEDIA: why",
-        libvlc's own error messages for it when it logged any ("cannot open file … (No such
-        file or directory)"), otherwise what the program saw. A stream cut short (a server
-        closing mid-stream, a truncated file) ends with EndReached in libvlc and counts as
-        played.
+        cannot be written (a message says why); 130 SIGINT, 143 SIGTERM (the last line is
+        "Interrupted"); 141 the output pipe was closed (| head); 2 usage error. Each failure
+        is one line on stderr, "media-events: MEDIA: why", and one "ItemFailed" line in the
+        output ("error", "message", and "cause": libvlc's own error messages for it, such as
+        "cannot open file … (No such file or directory)", null when it logged none). A
+        stream cut short (a server closing mid-stream, a truncated file) ends with
+        EndReached in libvlc and counts as played.
         """
 
     static let probe = """
-        usage: media-events probe [--json] [--timeout SECONDS] [--no-chapters] MEDIA...
+        usage: media-events probe [--json] [--timeout SECONDS] [--play MS] [--parse-only] MEDIA...
 
-        Parses each MEDIA and prints its meta, duration, tracks (codec, language,
-        description, channels and rate, frame size; fields libvlc does not know are left
-        out), sub-items (a playlist's entries), and its titles and chapters (name, start,
-        duration), which libvlc knows only while it plays: a media with tracks is opened in
-        a silent player until it plays, then stopped.
-          --json                 one JSON object per media
-          --timeout SECONDS      give up parsing (or opening) after this long (default 10)
-          --no-chapters          parse only: no titles or chapters
+        Parses each MEDIA, then opens it in a silent player and lets the first MS of it play
+        (default 1000), since libvlc knows some facts only while a media plays: titles and
+        chapters, the container (demuxer), the pixel format and bit depth, and the decoders'
+        own channel counts and rates, which correct the preparser's (a FLAC's channels). Prints
+        one report per MEDIA: status, error, duration, format (name as ffprobe says it,
+        demuxer, size, overall bit rate), meta, tracks (codec_name as ffprobe says it beside
+        libvlc's FourCC as codec_tag, language, title, channels, sample rate, bits per sample,
+        size, pixel format, frame rate as a fraction, bit rate), sub-items, titles, chapters.
+          --json                 one JSON object per MEDIA, every key always present (null
+                                 when unknown): Schemas/probe.schema.json
+          --timeout SECONDS      give up parsing, or opening, after this long (default 10)
+          --play MS              how much of each media plays before its facts are read
+                                 (default 1000; 0: read them as soon as it plays)
+          --parse-only           the preparser only: no titles, chapters, container, pixel
+                                 format or bit depth (--no-chapters is the same)
 
-        Exit status: 0 parsed; 1 parsing failed, timed out or found neither a track nor a
-        sub-item, or the output cannot be written; 141 the output pipe was closed; 2 usage
-        error.
+        Exit status: 0 every MEDIA gave a report; 1 a MEDIA failed (JSON "error" {"code",
+        "message","cause"}; one line on stderr, "media-events: MEDIA: why", in libvlc's words
+        when it logged any, such as "Connection refused"): not a valid URL, libvlc could not
+        open it, parsing timed out, or it has neither a track nor a sub-item; 1 also when the
+        output cannot be written; 141 the output pipe was closed; 2 usage error.
         """
 
     static let ctl = """

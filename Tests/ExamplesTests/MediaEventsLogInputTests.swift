@@ -66,20 +66,20 @@ final class MediaEventsLogInputTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertEqual(result.stderr, "")
         let lines = try result.jsonLines()
-        func played(item: Int) -> [String: String] {
-            var mrls: [String: String] = [:]
+        func played(item: Int) -> [Int: String] {
+            var mrls: [Int: String] = [:]
             for line in lines
             where line["item"] as? Int == item && line["event"] as? String == "MediaPlayerMediaChanged" {
-                if let sub = line["sub_item"] as? String { mrls[sub] = line["mrl"] as? String }
+                if let sub = line["sub_item"] as? Int { mrls[sub] = line["mrl"] as? String }
             }
             return mrls
         }
-        XCTAssertEqual(played(item: 1), ["1": listed[0].absoluteString, "2": listed[1].absoluteString])
+        XCTAssertEqual(played(item: 1), [1: listed[0].absoluteString, 2: listed[1].absoluteString])
         XCTAssertEqual(
             played(item: 2),
             [
-                "1": directory.appendingPathComponent("a.wav").absoluteString,
-                "2": directory.appendingPathComponent("b.wav").absoluteString,
+                1: directory.appendingPathComponent("a.wav").absoluteString,
+                2: directory.appendingPathComponent("b.wav").absoluteString,
             ])
         let ends = lines.filter { $0["event"] as? String == "MediaPlayerEndReached" && $0["sub_item"] != nil }
         XCTAssertEqual(ends.count, 4, "every entry is played to its end")
@@ -92,9 +92,9 @@ final class MediaEventsLogInputTests: XCTestCase {
                 "media-events", ["log", "--json", "--no-progress", "--dispatch", mode, playlist.path],
                 timeout: 60)
             XCTAssertEqual(queued.status, 0, "\(mode): \(queued.stderr)")
-            let entries = try queued.jsonLines().compactMap { $0["sub_item"] as? String }
+            let entries = try queued.jsonLines().compactMap { $0["sub_item"] as? Int }
             XCTAssertEqual(entries, entries.sorted(), "\(mode): an entry's lines come after the previous entry's")
-            XCTAssertEqual(Set(entries), ["1", "2"], mode)
+            XCTAssertEqual(Set(entries), [1, 2], mode)
         }
 
         let empty = try runProgram("media-events", ["log", try TestMedia.directory(name: "nothing").path], timeout: 30)

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import XCTest
 
 /// `media-events log` run as a user would: the built binary on generated media.
@@ -119,12 +120,117 @@ final class MediaEventsLogTests: XCTestCase {
         XCTAssertGreaterThan(server.connectionCount, 0)
     }
 
+    /// A collector gets everything from the stream itself: each line's UTC time, and each
+    /// failure as a line with libvlc's words for it, beside the stderr line for people.
+    func testLog_whenJSONAndAMediaFails_stampsEveryLineAndLogsTheFailureWithItsCause() throws {
+        let missing = try TestMedia.missing()
+        let wav = try TestMedia.wav(seconds: 0.3)
+        let started = Date()
+        let result = try runProgram("media-events", ["log", "--json", "--no-progress", wav.path, missing.path])
+        XCTAssertEqual(result.status, 1, result.stderr)
+        let lines = try result.jsonLines()
+        let stamp = try NSRegularExpression(pattern: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$"#)
+        for line in lines {
+            let ts = try XCTUnwrap(line["ts"] as? String, "\(line)")
+            XCTAssertEqual(stamp.numberOfMatches(in: ts, range: NSRange(ts.startIndex..., in: ts)), 1, ts)
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            let date = try XCTUnwrap(formatter.date(from: ts), ts)
+            XCTAssertLessThan(abs(date.timeIntervalSince(started)), 120, "UTC, now: \(ts)")
+        }
+        let failures = lines.filter { $0["event"] as? String == "ItemFailed" }
+        XCTAssertEqual(failures.count, 1, result.stdout)
+        let failure = try XCTUnwrap(failures.first)
+        XCTAssertEqual(failure["source"] as? String, "program")
+        XCTAssertEqual(failure["item"] as? Int, 2)
+        XCTAssertEqual(failure["mrl"] as? String, missing.absoluteString)
+        XCTAssertEqual(failure["error"] as? String, "EncounteredError")
+        let cause = try XCTUnwrap(failure["cause"] as? String, "\(failure)")
+        XCTAssertTrue(cause.contains("(No such file or directory)"), cause)
+        XCTAssertTrue(result.stderr.contains(cause), "the same words on stderr: \(result.stderr)")
+        XCTAssertEqual(lines.last?["event"] as? String, "ItemFailed", "written once the media ended")
+    }
+
+    /// SIGINT and SIGTERM end the run at once with 128 + the signal, the JSON stream closed by
+    /// an Interrupted line and the summary that was asked for.
+    func testLog_whenInterrupted_printsTheSummaryAndExitsWithTheSignal() throws {
+        let movie = try TestMedia.movie(seconds: 20)
+        for (signal, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
+            let program = try RunningProgram(
+                "media-events", ["log", "--json", "--summary", "--no-progress", movie.path])
+            XCTAssertNotNil(
+                program.waitForLine(timeout: 30) { $0.contains(#""event":"MediaPlayerPlaying""#) }, program.stderr)
+            program.send(signal)
+            let result = try program.finish(timeout: 30)
+            XCTAssertEqual(result.status, 128 + signal, "\(name): \(result.stderr)")
+            let last = try XCTUnwrap(try result.jsonLines().last)
+            XCTAssertEqual(last["event"] as? String, "Interrupted", name)
+            XCTAssertEqual(last["signal"] as? String, name)
+            XCTAssertTrue(result.stderr.contains("summary: "), "\(name): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains("interrupted by \(name)"), result.stderr)
+            XCTAssertTrue(result.stderr.contains("MediaPlayerPlaying 1"), result.stderr)
+        }
+    }
+
+    /// `--progress-interval` keeps at most one progress event of each kind per interval:
+    /// measured on the lines' own times. A movie plays in real time (its video clock paces it).
+    func testLog_whenProgressInterval_keepsAtMostOneOfEachKindPerInterval() throws {
+        let movie = try TestMedia.movie(seconds: 3)
+        let everything = try runProgram("media-events", ["log", "--json", movie.path])
+        XCTAssertEqual(everything.status, 0, everything.stderr)
+        func times(_ lines: [[String: Any]], _ event: String) -> [Double] {
+            lines.filter { $0["event"] as? String == event }.compactMap { $0["t"] as? Double }
+        }
+        let allTimes = times(try everything.jsonLines(), "MediaPlayerTimeChanged")
+        let interval = 0.5
+        let throttled = try runProgram(
+            "media-events", ["log", "--json", "--progress-interval", "\(Int(interval * 1000))", movie.path])
+        XCTAssertEqual(throttled.status, 0, throttled.stderr)
+        let lines = try throttled.jsonLines()
+        for event in ["MediaPlayerTimeChanged", "MediaPlayerPositionChanged"] {
+            let kept = times(lines, event)
+            XCTAssertGreaterThanOrEqual(kept.count, 2, "\(event): \(kept)")
+            XCTAssertLessThan(kept.count, allTimes.count, "JSON's default keeps every one: \(allTimes.count)")
+            for (earlier, later) in zip(kept, kept.dropFirst()) {
+                // `t` is taken when the line is written, a little after the gate's own clock.
+                XCTAssertGreaterThan(later - earlier, interval - 0.05, "\(event): \(kept)")
+            }
+        }
+        XCTAssertTrue(
+            lines.contains { $0["event"] as? String == "MediaPlayerEndReached" }, "other events are all there")
+
+        let text = try runProgram("media-events", ["log", movie.path])
+        let textTimes = text.stdoutLines.filter { $0.contains("MediaPlayerTimeChanged") }.count
+        XCTAssertGreaterThan(textTimes, 0, text.stdout)
+        XCTAssertLessThanOrEqual(textTimes, 5, "text: one a second by default, for a 3 s movie: \(text.stdout)")
+    }
+
+    /// libvlc repeats an unchanged length with every estimate of an MP3's; --no-progress
+    /// keeps the first of each value only.
+    func testLog_whenNoProgress_dropsRepeatedDurations() throws {
+        let mp3 = try TestMedia.encoded(.mp3, seconds: 3)
+        let all = try runProgram("media-events", ["log", "--json", mp3.path])
+        XCTAssertEqual(all.status, 0, all.stderr)
+        let lean = try runProgram("media-events", ["log", "--json", "--no-progress", mp3.path])
+        XCTAssertEqual(lean.status, 0, lean.stderr)
+        for (event, key) in [("MediaDurationChanged", "duration_ms"), ("MediaPlayerLengthChanged", "length_ms")] {
+            let everyValue = try all.jsonLines().filter { $0["event"] as? String == event }.compactMap {
+                $0[key] as? Int
+            }
+            XCTAssertGreaterThan(everyValue.count, Set(everyValue).count, "libvlc repeats \(event): \(everyValue)")
+            let kept = try lean.jsonLines().filter { $0["event"] as? String == event }.compactMap { $0[key] as? Int }
+            XCTAssertEqual(kept.count, kept.firstOccurrences().count, "\(event): no value twice in a row: \(kept)")
+            XCTAssertEqual(Set(kept), Set(everyValue), "\(event): every value is still there")
+        }
+    }
+
     /// One line saying what is wrong and where the help is, not the whole help.
     func testLog_whenUsageError_exitsTwoWithOneLine() throws {
         let cases: [([String], String)] = [
             (["log", "--bogus"], "log "), (["log", "--dispatch", "sideways"], "log "),
             (["log", "--only", "NoSuchEvent"], "log "), (["log", "--only", ""], "log "),
             (["log", "--limit", "-1"], "log "), (["log", "--open-timeout", "0"], "log "),
+            (["log", "--progress-interval", "soon"], "log "), (["probe", "--play", "-1", "x.wav"], "probe "),
             (["probe"], "probe "), (["events", "x"], "events "), (["frobnicate"], ""), ([], ""),
         ]
         for (arguments, command) in cases {

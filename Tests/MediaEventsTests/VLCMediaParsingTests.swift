@@ -40,6 +40,21 @@ final class VLCMediaParsingTests: XCTestCase {
         token.cancel()
     }
 
+    /// The frame rate as the fraction the file declares: NTSC's 30000/1001 stays a fraction
+    /// (its Double is only 29.97002…), a whole rate reduces to n/1.
+    func testParse_whenVideo_givesTheFrameRateAsAFraction() async throws {
+        let library = try VLCLibrary()
+        for (rate, numerator, denominator) in [("30000/1001", 30000, 1001), ("25", 25, 1)] {
+            let media = VLCMedia(url: try TestMedia.h264(rate: rate, name: "rate.mp4"), library: library)
+            let status = try await parse(media)
+            XCTAssertEqual(status, .done, rate)
+            let video = try XCTUnwrap(media.tracks.first { $0.type == .video }, rate)
+            let fraction = try XCTUnwrap(video.frameRateFraction, rate)
+            XCTAssertEqual(fraction.reduced, FrameRate(numerator: numerator, denominator: denominator), rate)
+            XCTAssertEqual(video.frameRate, Double(fraction.numerator) / Double(fraction.denominator), rate)
+        }
+    }
+
     /// A generated .m3u expands into its entries: SubItemAdded for each, in order, then
     /// SubItemTreeAdded; `subItems` and the sub-item list show them.
     func testParse_whenM3UPlaylist() async throws {

@@ -32,6 +32,10 @@ public struct MediaTrack: Sendable, Hashable, CustomStringConvertible {
     /// Frames per second (`i_frame_rate_num / i_frame_rate_den`, video tracks); `nil` when
     /// libvlc does not know it (either is 0).
     public let frameRate: Double?
+    /// The frame rate as libvlc holds it, a fraction (`i_frame_rate_num` over
+    /// `i_frame_rate_den`: 30000/1001, not 29.97); `nil` when libvlc does not know it (either is
+    /// 0, or not a video track). Not reduced: libvlc may give 50/2 for 25/1.
+    public let frameRateFraction: FrameRate?
     /// Text encoding (subtitle tracks).
     public let subtitleEncoding: String?
 
@@ -79,12 +83,38 @@ public struct MediaTrack: Sendable, Hashable, CustomStringConvertible {
         let video = type == .video ? track.video?.pointee : nil
         videoWidth = video.map { Int($0.i_width) }
         videoHeight = video.map { Int($0.i_height) }
-        frameRate = video.flatMap { video in
+        frameRateFraction = video.flatMap { video in
             video.i_frame_rate_num > 0 && video.i_frame_rate_den > 0
-                ? Double(video.i_frame_rate_num) / Double(video.i_frame_rate_den) : nil
+                ? FrameRate(numerator: Int(video.i_frame_rate_num), denominator: Int(video.i_frame_rate_den)) : nil
         }
+        frameRate = frameRateFraction.map { Double($0.numerator) / Double($0.denominator) }
         subtitleEncoding = type == .text ? track.subtitle?.pointee.psz_encoding.map { String(cString: $0) } : nil
     }
+}
+
+/// A video track's frames per second as a fraction: `numerator` frames every `denominator`
+/// seconds (`libvlc_video_track_t`'s `i_frame_rate_num` and `i_frame_rate_den`).
+public struct FrameRate: Sendable, Hashable, CustomStringConvertible {
+    /// Frames counted (`i_frame_rate_num`), more than 0.
+    public let numerator: Int
+    /// In this many seconds (`i_frame_rate_den`), more than 0.
+    public let denominator: Int
+
+    /// A rate of `numerator` frames every `denominator` seconds.
+    public init(numerator: Int, denominator: Int) {
+        self.numerator = numerator
+        self.denominator = denominator
+    }
+
+    /// The same rate in lowest terms (50/2 is 25/1; 30000/1001 stays).
+    public var reduced: FrameRate {
+        var (a, b) = (numerator, denominator)
+        while b != 0 { (a, b) = (b, a % b) }
+        return a > 0 ? FrameRate(numerator: numerator / a, denominator: denominator / a) : self
+    }
+
+    /// `30000/1001`.
+    public var description: String { "\(numerator)/\(denominator)" }
 }
 
 extension VLCMedia {
