@@ -18,6 +18,7 @@ public struct PlaybackID: RawRepresentable, Hashable, Comparable, Sendable, Cust
     /// The number, as text.
     public var description: String { String(rawValue) }
 
+    /// Whether `lhs` began before `rhs` (on the same player).
     public static func < (lhs: PlaybackID, rhs: PlaybackID) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
@@ -33,6 +34,7 @@ public struct PlaylistEntryID: RawRepresentable, Hashable, Comparable, Sendable,
     /// The number, as text.
     public var description: String { String(rawValue) }
 
+    /// Whether `lhs` was added before `rhs` (to the same playlist).
     public static func < (lhs: PlaylistEntryID, rhs: PlaylistEntryID) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 

@@ -38,7 +38,12 @@ public final class VLCPlaylistPlayer: VLCEventSource {
     /// Creates an empty playlist and its player.
     ///
     /// - Parameters:
+    ///   - library: the libvlc instance.
+    ///   - configuration: how the playlist's and its player's events are dispatched; `nil`
+    ///     uses `VLCLibrary.sharedEventsConfiguration` as it is now.
     ///   - options: the player's options; by default failures carry libvlc's cause.
+    ///   - failureBackoff: how long to wait before starting again once every entry has
+    ///     failed in a row.
     ///   - maximumEntries: how many entries the playlist holds at most; entries beyond are
     ///     not added (also those a playlist file expands to).
     ///   - maximumDepth: how deep playlists and directories inside playlists and directories
