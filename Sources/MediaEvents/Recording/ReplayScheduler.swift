@@ -15,7 +15,8 @@ public enum ReplayPace: Sendable, Hashable {
 
 /// A recorded entry made ready to deliver: checked when the session was made, so delivering it
 /// cannot fail. `deliver` makes the event (with the playback ids moved up by the offset it is
-/// given) and hands it to its object's `EventsHandler`.
+/// given) and hands it to its object's `EventsHandler`, with the entry as delivered (its time on
+/// the replay's clock, its playback renumbered) for the calls its handlers make.
 struct PreparedEntry: Sendable {
     let entry: RecordedEntry
     /// The object whose playback ids this entry carries (for renumbering repeated answers).
@@ -23,7 +24,7 @@ struct PreparedEntry: Sendable {
     /// A recorded call's effect on its object's values (a `stop` forgets the current
     /// playback), which no subscriber sees: applied in its place, not counted, not waited for.
     var isSilent = false
-    let deliver: @Sendable (_ playbackOffset: UInt64) -> Void
+    let deliver: @Sendable (_ delivered: RecordedEntry, _ playbackOffset: UInt64) -> Void
 }
 
 /// A run of prepared entries that answers a call, times counted from `start`.
@@ -54,6 +55,15 @@ final class ReplayScheduler: Sendable {
         let order: UInt64
         let prepared: PreparedEntry
         let offset: UInt64
+
+        /// The entry as it is delivered: at its time on the replay's clock, its playback
+        /// renumbered.
+        var delivered: RecordedEntry {
+            var entry = prepared.entry
+            entry.time = time
+            entry.playback = entry.playback.map { PlaybackID(rawValue: $0.rawValue + offset) }
+            return entry
+        }
     }
 
     fileprivate enum Action {
@@ -103,14 +113,22 @@ final class ReplayScheduler: Sendable {
         mutating func insert(_ entries: [PreparedEntry], at base: Duration, start: Duration, renumber: Bool) {
             var offsets: [RecordedObject.ID: UInt64] = [:]
             if renumber {
-                var lowest: [RecordedObject.ID: UInt64] = [:]
+                // The playbacks a segment begins follow the last one the player had; its other
+                // ids (late events of the playback before, events of the current one) keep
+                // their distance to them. A segment used for the first time keeps its ids.
+                var firstBegan: [RecordedObject.ID: UInt64] = [:]
+                var highest: [RecordedObject.ID: UInt64] = [:]
                 for prepared in entries {
                     guard let object = prepared.playbackObject, let playback = prepared.entry.playback else { continue }
-                    lowest[object] = min(lowest[object] ?? .max, playback.rawValue)
+                    highest[object] = max(highest[object] ?? 0, playback.rawValue)
+                    if prepared.entry.name == "PlaybackBegan" {
+                        firstBegan[object] = min(firstBegan[object] ?? .max, playback.rawValue)
+                    }
                 }
-                for (object, low) in lowest {
-                    let high = highestPlayback[object] ?? 0
-                    offsets[object] = high >= low ? high - low + 1 : 0
+                for (object, top) in highest {
+                    let had = Int64(highestPlayback[object] ?? 0)
+                    let offset = firstBegan[object].map { had - (Int64($0) - 1) } ?? had - Int64(top)
+                    offsets[object] = UInt64(max(0, offset))
                 }
             }
             for prepared in entries {
@@ -296,9 +314,9 @@ final class ReplayScheduler: Sendable {
         while true {
             switch state.withLock({ $0.nextAction(pace) }) {
             case .apply(let item):
-                item.prepared.deliver(item.offset)
+                item.prepared.deliver(item.delivered, item.offset)
             case .deliver(let item):
-                item.prepared.deliver(item.offset)
+                item.prepared.deliver(item.delivered, item.offset)
                 state.withLock { $0.barrierPending = true }
                 barrier { self.barrierPassed() }
                 // Inline and synchronous deliveries have passed the barrier already: go on here;
@@ -432,10 +450,10 @@ extension ReplayScheduler.State {
             if item.prepared.isSilent { return .apply(item) }
             if pace == .stepped, !unlimited, limit.map({ item.time <= $0 }) != true {
                 steps -= 1
-                stepped.append(item.prepared.entry)
+                stepped.append(item.delivered)
             }
             clock = max(clock, item.time)
-            lastDelivered = item.prepared.entry
+            lastDelivered = item.delivered
             delivered += 1
             return .deliver(item)
         }

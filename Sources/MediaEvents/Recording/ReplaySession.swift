@@ -9,7 +9,9 @@ public enum ReplayMode: Sendable, Hashable {
     /// what followed the same call in the recording: the `n`-th call of a name on an object is
     /// answered with what followed its `n`-th recorded occurrence, up to the next recorded call
     /// (with the last one again once they are used up), at the recorded distance from the
-    /// call. A segment answering a call again begins playbacks with new ids.
+    /// call. A segment answering a call again begins playbacks with new ids (the ones the
+    /// player would give them), and its late events of the playback before are of the
+    /// playback the player had before.
     case answeringCalls
 }
 
@@ -25,10 +27,11 @@ public struct ReplayCall: Sendable, Hashable, CustomStringConvertible {
     /// The replay's clock when it was made: the time of the entry whose handler made it, or the
     /// clock's time for a call made outside a handler.
     public let time: Duration
-    /// The entry whose handler made the call (on whatever thread or queue it ran); `nil` for a
-    /// call made outside a handler of the replay.
+    /// The entry whose handler made the call (on whatever thread or queue it ran), as it was
+    /// delivered: its `time` on the replay's clock, its `playback` as the replay numbered it;
+    /// `nil` for a call made outside a handler of the replay.
     public let trigger: RecordedEntry?
-    /// The entry delivered last before the call was made.
+    /// The entry delivered last before the call was made, as delivered.
     public let previous: RecordedEntry?
     /// Whether a recorded segment was scheduled to answer it.
     public let isAnswered: Bool
@@ -202,7 +205,7 @@ public final class ReplaySession: Sendable {
         if entry.kind == .mark {
             let mark = RecordedMark(name: entry.name, source: entry.source, fields: entry.fields)
             let feed = marks.feed
-            return PreparedEntry(entry: entry, playbackObject: nil) { _ in feed.deliver(mark, entry) }
+            return PreparedEntry(entry: entry, playbackObject: nil) { delivered, _ in feed.deliver(mark, delivered) }
         }
         // Events of objects this version cannot replay (`other`) are left out.
         guard let object = entry.object, let target = targets[object] else { return nil }
@@ -384,8 +387,8 @@ private struct PlayerTarget: ReplayTarget {
     func prepare(_ entry: RecordedEntry, media: ReplayMediaFactory) throws -> PreparedEntry {
         let maker = try MediaPlayerEvent.prepare(entry)
         let feed = feed
-        return PreparedEntry(entry: entry, playbackObject: nil) { _ in
-            feed.deliver(maker.make(ReplayMaterials(media: media.media)), entry)
+        return PreparedEntry(entry: entry, playbackObject: nil) { delivered, _ in
+            feed.deliver(maker.make(ReplayMaterials(media: media.media)), delivered)
         }
     }
 }
@@ -393,7 +396,7 @@ private struct PlayerTarget: ReplayTarget {
 extension PlayerTarget {
     func prepare(call entry: RecordedEntry) -> PreparedEntry? {
         let feed = feed
-        return PreparedEntry(entry: entry, playbackObject: nil, isSilent: true) { _ in feed.apply(call: entry.name) }
+        return PreparedEntry(entry: entry, playbackObject: nil, isSilent: true) { _, _ in feed.apply(call: entry.name) }
     }
 }
 
@@ -403,8 +406,8 @@ private struct PlaybacksTarget: ReplayTarget {
     func prepare(_ entry: RecordedEntry, media: ReplayMediaFactory) throws -> PreparedEntry {
         let maker = try PlaybackEvent.prepare(entry)
         let feed = feed
-        return PreparedEntry(entry: entry, playbackObject: entry.object) { offset in
-            feed.deliver(maker.make(ReplayMaterials(media: media.media, playbackOffset: offset)), entry)
+        return PreparedEntry(entry: entry, playbackObject: entry.object) { delivered, offset in
+            feed.deliver(maker.make(ReplayMaterials(media: media.media, playbackOffset: offset)), delivered)
         }
     }
 }
@@ -415,8 +418,8 @@ private struct PlaylistTarget: ReplayTarget {
     func prepare(_ entry: RecordedEntry, media: ReplayMediaFactory) throws -> PreparedEntry {
         let maker = try PlaylistEvent.prepare(entry)
         let feed = feed
-        return PreparedEntry(entry: entry, playbackObject: nil) { _ in
-            feed.deliver(maker.make(ReplayMaterials(media: media.media)), entry)
+        return PreparedEntry(entry: entry, playbackObject: nil) { delivered, _ in
+            feed.deliver(maker.make(ReplayMaterials(media: media.media)), delivered)
         }
     }
 }
@@ -424,7 +427,7 @@ private struct PlaylistTarget: ReplayTarget {
 extension PlaylistTarget {
     func prepare(call entry: RecordedEntry) -> PreparedEntry? {
         let feed = feed
-        return PreparedEntry(entry: entry, playbackObject: nil, isSilent: true) { _ in
+        return PreparedEntry(entry: entry, playbackObject: nil, isSilent: true) { _, _ in
             feed.apply(call: entry.name, fields: entry.fields)
         }
     }
@@ -437,8 +440,8 @@ private struct SourceTarget<Event: RecordingCodable>: ReplayTarget {
         let maker = try Event.prepare(entry)
         let feed = feed
         return PreparedEntry(entry: entry, playbackObject: Event.self == PlaybackEvent.self ? entry.object : nil) {
-            offset in
-            feed.deliver(maker.make(ReplayMaterials(media: media.media, playbackOffset: offset)), entry)
+            delivered, offset in
+            feed.deliver(maker.make(ReplayMaterials(media: media.media, playbackOffset: offset)), delivered)
         }
     }
 }
