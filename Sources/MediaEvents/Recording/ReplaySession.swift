@@ -233,6 +233,22 @@ public final class ReplaySession: Sendable {
         }
     }
 
+    /// The player that replays the recorded object `object` (a player, or a playlist's player).
+    public func player(for object: RecordedObject.ID) -> ReplayMediaPlayer? {
+        players.first { $0.recordedObject.id == object }
+            ?? playlistPlayers.first { $0.recordedObject.id == object }?.player
+    }
+
+    /// The playlist player that replays the recorded object `object`.
+    public func playlistPlayer(for object: RecordedObject.ID) -> ReplayPlaylistPlayer? {
+        playlistPlayers.first { $0.recordedObject.id == object }
+    }
+
+    /// The source that replays the recorded object `object`, when it sends `Event`s.
+    public func source<Event: VLCEvent>(of _: Event.Type, for object: RecordedObject.ID) -> ReplaySource<Event>? {
+        sources.lazy.compactMap { $0 as? ReplaySource<Event> }.first { $0.recordedObject?.id == object }
+    }
+
     // MARK: Calls
 
     /// Every call the app made on a replayed object, in order.
