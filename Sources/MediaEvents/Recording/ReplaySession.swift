@@ -129,10 +129,13 @@ public final class ReplaySession: Sendable {
         var playlists: [ReplayPlaylistPlayer] = []
         for object in recording.objects(of: .playlist) {
             let owned = recording.objects.first { $0.kind == .player && $0.parent == object.id }
+            // A playlist recorded without its player gets one with no events, under an id no
+            // recorded object has (its calls must not be taken for the playlist's).
             let player =
                 owned.flatMap { players[$0.id] }
                 ?? ReplayMediaPlayer(
-                    object: RecordedObject(id: object.id, kind: .player, parent: object.id),
+                    object: RecordedObject(
+                        id: RecordedObject.ID(rawValue: -object.id.rawValue), kind: .player, parent: object.id),
                     configuration: configuration, scheduler: scheduler, answersCalls: answers)
             let playlist = ReplayPlaylistPlayer(
                 object: object, player: player, scheduler: scheduler, answersCalls: answers)
