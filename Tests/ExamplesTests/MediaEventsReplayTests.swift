@@ -38,6 +38,25 @@ final class MediaEventsReplayTests: XCTestCase {
         XCTAssertTrue(replay.stdoutLines.allSatisfy { $0.contains(#""ts":""#) }, "each line has its own ts")
     }
 
+    /// The media daemon's log (its own lines, its list's and player's events, a failure) reads
+    /// as a recording too, and replays as it was written, but for the times.
+    func testReplay_whenGivenTheDaemonsLog_printsTheSameLinesButTheirTimes() throws {
+        let logFile = try TestMedia.directory(name: "daemon-log").appendingPathComponent("daemon.log")
+        let daemon = try runProgram(
+            "media-daemon",
+            [
+                "--exit-at-end", "--log", logFile.path, try TestMedia.wav(seconds: 0.3).path,
+                try TestMedia.missing().path,
+            ],
+            timeout: 60)
+        XCTAssertEqual(daemon.status, 0, daemon.stderr)
+        let written = try String(contentsOf: logFile, encoding: .utf8).split(separator: "\n").map(String.init)
+        XCTAssertGreaterThan(written.count, 10)
+        let replay = try runProgram("media-events", ["replay", "--json", logFile.path], timeout: 60)
+        XCTAssertEqual(replay.status, 0, replay.stderr)
+        XCTAssertEqual(replay.stdoutLines.map(withoutTimes), written.map(withoutTimes))
+    }
+
     /// With `--pace recorded` no line comes earlier than it did in the log; the text output is
     /// `log`'s text lines.
     func testReplay_whenRecordedPaceOrText_printsEachLineNoEarlierAndAsLogsTextSays() throws {

@@ -259,6 +259,14 @@ final class ReplaySessionTests: XCTestCase {
         XCTAssertEqual(seen, 3, "began, opening and playing, then the end")
         XCTAssertTrue(waitUntil(5) { completions.count == 1 })
         XCTAssertEqual(session.pendingCount, 0)
+        // Nothing is left to wait for: every wait returns at once.
+        try await withTimeout(10) {
+            await session.finished()
+            await session.advance(by: .seconds(5))
+            await session.runToEnd()
+        }
+        let none = try await withTimeout(10) { await session.step() }
+        XCTAssertNil(none)
         token.cancel()
     }
 

@@ -203,11 +203,13 @@ final class ReplayScheduler: Sendable {
     /// driver cannot go idle in between and leave the move undone).
     fileprivate func waitUntilIdle(moving move: @escaping @Sendable (inout State) -> Void) async {
         await withCheckedContinuation { continuation in
-            state.withLock { state in
+            let stopped = state.withLock { state -> Bool in
+                if state.stopped { return true }
                 move(&state)
                 state.idleWaiters.append(continuation)
+                return false
             }
-            kick()
+            if stopped { continuation.resume() } else { kick() }
         }
     }
 
@@ -216,11 +218,13 @@ final class ReplayScheduler: Sendable {
 
     fileprivate func waitUntilFinished(moving move: @escaping @Sendable (inout State) -> Void) async {
         await withCheckedContinuation { continuation in
-            state.withLock { state in
+            let stopped = state.withLock { state -> Bool in
+                if state.stopped { return true }
                 move(&state)
                 state.finishWaiters.append(continuation)
+                return false
             }
-            kick()
+            if stopped { continuation.resume() } else { kick() }
         }
     }
 
@@ -274,7 +278,6 @@ final class ReplayScheduler: Sendable {
     var clock: Duration { state.withLock { $0.now(pace) } }
     var pendingCount: Int { state.withLock { $0.pending.count } }
     var deliveredCount: Int { state.withLock { $0.delivered } }
-    var isIdle: Bool { state.withLock { !$0.driverRunning && !$0.barrierPending && !$0.hasDue(pace) } }
     var isFinished: Bool { state.withLock { $0.pending.isEmpty && !$0.driverRunning && !$0.barrierPending } }
 
     /// Ends the replay: nothing more is delivered; every waiter returns.
@@ -317,7 +320,6 @@ final class ReplayScheduler: Sendable {
                 item.prepared.deliver(item.delivered, item.offset)
             case .deliver(let item):
                 item.prepared.deliver(item.delivered, item.offset)
-                state.withLock { $0.barrierPending = true }
                 barrier { self.barrierPassed() }
                 // Inline and synchronous deliveries have passed the barrier already: go on here;
                 // otherwise the barrier's pass starts the driver again.
@@ -455,6 +457,8 @@ extension ReplayScheduler.State {
             clock = max(clock, item.time)
             lastDelivered = item.delivered
             delivered += 1
+            // Until the barrier behind its delivery has passed.
+            barrierPending = true
             return .deliver(item)
         }
         if pace == .recorded, started, !stopped, let first = pending.first {
