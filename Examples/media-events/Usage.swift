@@ -8,12 +8,14 @@ enum Usage {
                media-events probe [--json] [--timeout SECONDS] [--play MS] [--parse-only] MEDIA...
                media-events events
                media-events ctl --socket PATH COMMAND [ARGS...]
+               media-events replay [--json] [--pace recorded|fast] [--convert] FILE
                media-events help | --help | --version
 
         log    plays each MEDIA headless and prints every event of the player and its media
         probe  parses and briefly plays each MEDIA: format, meta, duration, tracks, chapters
         events lists the event names --only and --exclude accept
         ctl    drives a media-daemon started with --control PATH, or prints its events
+        replay plays a recording (or a log --json output) back and prints it as log did
         'media-events COMMAND --help' shows a command's options and exit statuses.
         """
 
@@ -110,6 +112,29 @@ enum Usage {
         at its exit); 1 it answered an error, the socket cannot be reached, no reply came
         within the timeout, watch was disconnected for not reading fast enough, or the output
         cannot be written; 141 the output pipe was closed; 2 usage error.
+        """
+
+    static let replay = """
+        usage: media-events replay [--json] [--pace recorded|fast] [--convert] FILE
+
+        Plays FILE back through MediaEvents' replay (nothing is opened or played) and prints
+        each replayed event as `log` prints it: the lines `log` printed when FILE was
+        recorded, but for their times, so a recording can be read by eye and compared with
+        diff. FILE is a recording (JSON Lines with a header, written by MediaEvents'
+        EventRecorder) or a `media-events log --json` output or media-daemon log, which reads
+        as a recording: each line's source and context (item, pass, sub_item) is an object,
+        and the other lines (ItemFailed, libvlc's LogMessage) come back in their place.
+          --json                 JSON Lines, as `log --json` prints them (t and ts are
+                                 this run's)
+          --pace PACE            fast (the default): one event after another; recorded: each
+                                 event at its recorded time from the start
+          --convert              print FILE as a recording (a header, then one line per
+                                 event, call or mark) instead of replaying it: how a log
+                                 becomes a test's recording
+
+        Exit status: 0 FILE was replayed (or converted); 1 FILE cannot be read, a line is not
+        a recording's or a log's (the message says which line and why), or the output cannot
+        be written; 141 the output pipe was closed; 2 usage error.
         """
 
     static let events = """

@@ -3,7 +3,8 @@ import Glibc
 import MediaEvents
 
 // media-events: plays media headless and prints every event of the player and its media in
-// libvlc's delivery order (`log`), or parses media and lists their tracks and chapters (`probe`).
+// libvlc's delivery order (`log`), parses media and lists their tracks and chapters (`probe`), or
+// plays a recording (or a log) back and prints it as `log` did (`replay`).
 
 /// A usage error: one line saying what is wrong and where to read on, status 2.
 func exitWithUsage(_ error: UsageError, command: String?) -> Never {
@@ -25,6 +26,12 @@ do {
     case "probe":
         let options = try ProbeOptions.parse(arguments)
         let status = await ProbeCommand(options: options).run()
+        VLCLibrary.waitForPendingTeardowns()
+        exit(status)
+    case "replay":
+        let options = try ReplayOptions.parse(arguments)
+        let status = await ReplayCommand(options: options).run()
+        // The media of replayed payloads are released on MediaEvents' queues.
         VLCLibrary.waitForPendingTeardowns()
         exit(status)
     case "ctl":
@@ -49,5 +56,5 @@ do {
         throw UsageError("unknown command '\(command)'")
     }
 } catch let error as UsageError {
-    exitWithUsage(error, command: ["log", "probe", "events", "ctl"].contains(command) ? command : nil)
+    exitWithUsage(error, command: ["log", "probe", "events", "ctl", "replay"].contains(command) ? command : nil)
 }

@@ -17,7 +17,7 @@ final class ConventionTests: XCTestCase {
     func testMediaEvents_whenCommandHelp_printsThatCommandsHelp() throws {
         let cases = [
             ("log", "--open-timeout SECONDS"), ("probe", "--timeout SECONDS"), ("events", "Lists the event names"),
-            ("ctl", "--socket PATH"),
+            ("ctl", "--socket PATH"), ("replay", "--pace PACE"),
         ]
         for (command, option) in cases {
             let result = try runProgram("media-events", [command, "--help"], timeout: 30)

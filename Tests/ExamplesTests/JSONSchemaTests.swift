@@ -66,6 +66,30 @@ final class JSONSchemaTests: XCTestCase {
         XCTAssertEqual(try schemaViolations(of: [missingLine], schema: "probe.schema.json").count, 1)
     }
 
+    /// The recordings kept with the tests (made by MediaEvents' recorder) and a log converted
+    /// with `media-events replay --convert` (objects with context, marks) validate against the
+    /// recording schema; a line of the wrong shape does not.
+    func testRecordings_whenKeptOrConverted_validateAgainstTheRecordingSchema() throws {
+        let kept = repositoryRoot.appendingPathComponent("Tests/MediaEventsTests/Recordings")
+        let files = try FileManager.default.contentsOfDirectory(at: kept, includingPropertiesForKeys: nil)
+            .filter { $0.pathExtension == "jsonl" }
+        XCTAssertEqual(files.count, 3, "\(files)")
+        for file in files {
+            let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n").map(String.init)
+            XCTAssertEqual(try schemaViolations(of: lines, schema: "recording.schema.json"), [], file.lastPathComponent)
+        }
+        let log = try runProgram(
+            "media-events", ["log", "--json", try TestMedia.wav(seconds: 0.2).path, try TestMedia.missing().path])
+        let logFile = try TestMedia.directory(name: "schema").appendingPathComponent("log.jsonl")
+        try Data(log.stdout.utf8).write(to: logFile)
+        let converted = try runProgram("media-events", ["replay", "--convert", logFile.path])
+        XCTAssertEqual(converted.status, 0, converted.stderr)
+        XCTAssertTrue(converted.stdout.contains(#""mark":"ItemFailed""#), "a mark is among the lines")
+        XCTAssertEqual(try schemaViolations(of: converted.stdoutLines, schema: "recording.schema.json"), [])
+        let wrong = [#"{"seq":1,"t":0.1,"object":1,"event":"MediaPlayerPlaying","call":"play"}"#]
+        XCTAssertEqual(try schemaViolations(of: wrong, schema: "recording.schema.json").count, 1)
+    }
+
     /// The probe's reports of a playlist, a failure and an invalid URL keep the schema too.
     func testProbeJSON_whenPlaylistOrFailure_validatesAgainstTheProbeSchema() throws {
         let playlist = try TestMedia.m3u(entries: [try TestMedia.wav(seconds: 0.2)])

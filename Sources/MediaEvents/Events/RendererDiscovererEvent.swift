@@ -1,9 +1,10 @@
 import CLibVLC
 
 /// A renderer (for example a Chromecast) found by a `VLCRendererDiscoverer`; holds its
-/// libvlc item for as long as it exists.
+/// libvlc item for as long as it exists (a replayed renderer has none).
 public final class VLCRendererItem: Sendable {
-    let native: NativePointer
+    /// The libvlc item; `nil` for a renderer a replay made from a recording.
+    let native: NativePointer?
     /// The renderer's name, for example "Living Room TV".
     public let name: String
     /// Its type, for example "chromecast".
@@ -26,8 +27,21 @@ public final class VLCRendererItem: Sendable {
         canVideo = flags & LIBVLC_RENDERER_CAN_VIDEO != 0
     }
 
+    /// A renderer as a recording describes it, with no libvlc item (libvlc has no call that
+    /// makes one): what a replay delivers.
+    init(recordedName name: String, type: String, iconURI: String?, canAudio: Bool, canVideo: Bool) {
+        native = nil
+        self.name = name
+        self.type = type
+        self.iconURI = iconURI
+        self.canAudio = canAudio
+        self.canVideo = canVideo
+    }
+
     // Dropping a reference never blocks or calls back.
-    deinit { libvlc_renderer_item_release(native.raw) }
+    deinit {
+        if let native { libvlc_renderer_item_release(native.raw) }
+    }
 }
 
 /// An event of a `VLCRendererDiscoverer`.

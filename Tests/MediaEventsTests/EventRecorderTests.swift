@@ -1,0 +1,80 @@
+import Foundation
+@testable import MediaEvents
+import XCTest
+
+/// The recorder on real libvlc: it records what a subscriber beside it receives, calls before
+/// the events they cause, and nothing once it is gone.
+final class EventRecorderTests: XCTestCase {
+    func testRecorder_whenAttachedBesideASubscriberInEveryConfiguration_recordsWhatTheSubscriberReceives() throws {
+        for mode in DispatchMode.allCases {
+            let log = EventLog<MediaPlayerEvent>()
+            let ends = EventLog<PlaybackEvent>()
+            let recorder = EventRecorder()
+            runWithDeadline(30, "record a WAV played in \(mode)") {
+                let player = VLCMediaPlayer(
+                    library: TestLibrary.shared, configuration: mode.make(label: "test.recorder").configuration)
+                let token = player.observe { log.record($0) }
+                let endToken = player.playbacks.observe(.ended) { ends.record($0) }
+                let id = recorder.attach(player, name: "main")
+                let controls = recorder.recordingCalls(of: player)
+                XCTAssertEqual(recorder.attach(player), id, "attaching again gives the same object")
+                controls.media = makeMedia(SharedMedia.shortWAV)
+                controls.play()
+                XCTAssertTrue(ends.wait(for: .ended), "\(mode): no end: \(log.names)")
+                XCTAssertTrue(log.wait(for: .stopped), "\(mode): no Stopped after the end: \(log.names)")
+                controls.stop()
+                XCTAssertTrue(log.wait(for: .stopped, times: 2), "\(mode): no Stopped after stop(): \(log.names)")
+                recorder.stop()
+                token.cancel()
+                endToken.cancel()
+            }
+            let recording = recorder.recording
+            XCTAssertEqual(recording.libvlcVersion, VLCLibrary.version)
+            XCTAssertEqual(recording.objects.map(\.kind), [.player, .playbacks], "\(mode)")
+            XCTAssertEqual(recording.objects.first?.name, "main")
+            XCTAssertEqual(recording.objects.last?.parent, recording.objects.first?.id)
+            let recorded = recording.entries.filter { $0.kind == .event && $0.source == "player" }
+            XCTAssertEqual(recorded.map(\.name), log.names, "\(mode): the recorder saw another sequence")
+            XCTAssertEqual(recorded.map(\.fields), log.events.map { Recording.fields(of: $0) }, "\(mode)")
+            XCTAssertEqual(recording.entries.map(\.seq), Array(1...recording.entries.count), "\(mode)")
+            XCTAssertEqual(recording.entries.map(\.time), recording.entries.map(\.time).sorted(), "\(mode)")
+            // Each call comes before what it caused.
+            let seq = { (kind: RecordedEntry.Kind, name: String) in
+                recording.entries.first { $0.kind == kind && $0.name == name }?.seq ?? -1
+            }
+            XCTAssertEqual(recording.calls.map(\.name), ["setMedia", "play", "stop"], "\(mode)")
+            XCTAssertEqual(
+                recording.calls.first?.fields,
+                [RecordedField("mrl", .string(URL(fileURLWithPath: SharedMedia.shortWAV.path).absoluteString))])
+            XCTAssertLessThan(seq(.call, "setMedia"), seq(.event, "MediaPlayerMediaChanged"), "\(mode)")
+            XCTAssertLessThan(seq(.call, "play"), seq(.event, "PlaybackBegan"), "\(mode)")
+            let ended = recording.entries.first { $0.name == "PlaybackEnded" }
+            XCTAssertEqual(ended?.playback, PlaybackID(rawValue: 1))
+            XCTAssertEqual(ended?[field: "outcome"], .string("eof"), "\(mode)")
+        }
+    }
+
+    func testRecorder_whenMaximumEntries_keepsTheLastOnes() {
+        let recorder = EventRecorder(maximumEntries: 100)
+        for index in 1...1000 { recorder.mark("Mark\(index)") }
+        let entries = recorder.recording.entries
+        XCTAssertEqual(entries.map(\.seq), Array(901...1000))
+        XCTAssertEqual(entries.last?.name, "Mark1000")
+    }
+
+    func testRecorder_whenDeinitializedOrStopped_leavesTheObjectsSubscribers() {
+        let media = makeMedia(SharedMedia.shortWAV)
+        var recorder: EventRecorder? = EventRecorder()
+        recorder?.attach(media)
+        XCTAssertEqual(media.eventHub.sinkCount, 1)
+        recorder = nil
+        XCTAssertEqual(media.eventHub.sinkCount, 0, "a recorder gone still listened")
+        let stopped = EventRecorder()
+        stopped.attach(media)
+        stopped.stop()
+        XCTAssertEqual(media.eventHub.sinkCount, 0)
+        media.setMeta(.title, "after the stop")
+        XCTAssertEqual(stopped.recording.entries, [])
+        withExtendedLifetime(recorder) {}
+    }
+}
