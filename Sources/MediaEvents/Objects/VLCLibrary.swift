@@ -110,9 +110,14 @@ public final class VLCLibrary: Sendable {
     /// with atomic operations (libvlc's own calls reach them too) and let libvlc free the
     /// media at the last release, as before.
     ///
-    /// `false` when the installed libvlc does not store the count where 3.0 does (checked
-    /// once, against libvlc's own functions), or when the environment sets
-    /// `MEDIAEVENTS_ATOMIC_MEDIA_REFCOUNT=0`: libvlc's own functions then run unchanged.
+    /// Answered from what is bound, checked once: the process's global lookup must find the
+    /// replacements and libvlc's own relocations for the two functions, where bound, must
+    /// hold them. `false` when the installed libvlc does not store the count where 3.0 does
+    /// (checked against libvlc's own functions), when MediaEvents was loaded after libvlc (a
+    /// shared library opened later: the lookup finds libvlc's functions first), when libvlc
+    /// binds those calls to itself (built with `-Bsymbolic-functions`), or when the
+    /// environment sets `MEDIAEVENTS_ATOMIC_MEDIA_REFCOUNT=0`: libvlc's own functions then run
+    /// unchanged, for every caller. None of these cases stops the process.
     public static var mediaReferenceCountIsAtomic: Bool {
         mel_media_refcount_prepare() == MEL_MEDIA_REFCOUNT_ATOMIC
     }
