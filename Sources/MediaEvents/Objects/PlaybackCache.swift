@@ -83,6 +83,7 @@ final class PlaybackCache: Sendable {
         case .titleChanged(let title): values.withLock { $0.title = title }
         case .chapterChanged(let chapter): values.withLock { $0.chapter = chapter }
         case .voutChanged(let count): values.withLock { $0.videoOutputs = count }
+        case .snapshotTaken(let path): SnapshotCapture.record(path)
         // libvlc's getters answer -1 once the input is gone; so does the cache.
         case .stopped: values.withLock { $0 = Values(state: .stopped) }
         case .mediaChanged(let new):
