@@ -182,8 +182,16 @@ public final class VLCMediaListPlayer: VLCEventSource {
     /// Plays the item at `index`; an index out of range changes nothing, and so does a call
     /// made before the list player has a list (in call order).
     public func play(at index: Int) {
-        guard index >= 0, index <= Int(Int32.max) else { return }
-        performOnList { _ = libvlc_media_list_player_play_item_at_index($0, Int32(index)) }
+        // In call order: the list this call is made for, with every edit made before it.
+        guard index >= 0, let list = mediaList, index < list.count else { return }
+        performOnList { listPlayer in
+            // libvlc 3's play_item_at_index does not check the index: past the end it keeps
+            // an invalid current item, plays the player's media again and sends NextItemSet
+            // for it, then Played. The native list has every edit made before this call
+            // (`perform` waits for them); one made since on another thread may have shortened it.
+            guard index < Int(libvlc_media_list_count(list.native.raw)) else { return }
+            _ = libvlc_media_list_player_play_item_at_index(listPlayer, Int32(index))
+        }
     }
 
     /// Plays `media`, which must be an item of the list; otherwise nothing changes (nor
