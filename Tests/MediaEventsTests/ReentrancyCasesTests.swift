@@ -671,4 +671,58 @@ final class ReentrancyCasesTests: XCTestCase {
             }
         }
     }
+
+    // MARK: 11. A second wrapper's sub-items, on the queue the sub-item list waits for
+
+    /// libvlc's preparser adds each sub-item holding the sub-item list's lock and, while it
+    /// holds it, waits for a synchronous queue to deliver the list's item events. The list was
+    /// made by one wrapper of the media; a handler of another object on that queue reads the
+    /// `subItems` of another wrapper of the same media (the one a `MediaChanged` carries, a
+    /// list's item, the user's own), its first: making a second list wrapper took that lock
+    /// again, and the queue and the preparser waited for each other. One wrapper per native
+    /// list: the second wrapper reads the first's.
+    func testSubItems_whenASecondWrapperReadsThemOnTheQueueTheSubItemListWaitsFor_answerWithoutHang() throws {
+        let entries = 3
+        let queue = MarkedQueue(label: "cases.second-wrapper")
+        let mark = QueueIdentity.mark(queue.queue)
+        let configuration = EventsQueueConfiguration(queue: queue.queue, isAsync: false)
+        for round in 0..<3 {
+            let url = try playlist("second-wrapper-\(round).m3u", entries: entries)
+            let answers = Recorder<(waited: Bool, count: Int)>()
+            let parsed = Recorder<ParsedStatus>()
+            let finished = runWithDeadline(40, "round \(round): a second wrapper's subItems on the list's queue") {
+                // The user's wrapper: its own events inline, so that only the sub-item list's
+                // events go to the queue.
+                let media = makeMedia(url, configuration: EventsDefaultConfiguration())
+                let mediaToken = media.observe(.parsedChanged) { event in
+                    if case .parsedChanged(let status) = event, status != .none { parsed.record(status) }
+                }
+                // Another wrapper of the same media makes the list, delivered on the queue.
+                let listMaker = VLCMedia(retaining: media.native.raw, configuration: configuration)
+                let listToken = listMaker.subItemList.observe(.itemAdded) { _ in }
+                // A handler of another object runs on the queue when the preparser starts
+                // waiting for it, holding the sub-item list's lock.
+                let other = VLCMediaList(library: TestLibrary.shared, configuration: configuration)
+                let running = DispatchSemaphore(value: 0)
+                let otherToken = other.observe(.itemAdded) { _ in
+                    running.signal()
+                    let waited = waitUntil(20) { mark.syncWaiters.load(ordering: .acquiring) > 0 }
+                    answers.record((waited, media.subItems.count))
+                }
+                other.append(makeMedia(SharedMedia.shortWAV))
+                XCTAssertEqual(running.wait(timeout: .now() + 20), .success, "round \(round): no itemAdded")
+                do { try media.startParsing() } catch { XCTFail("startParsing: \(error)") }
+                XCTAssertTrue(parsed.wait(forCount: 1, timeout: 30), "round \(round): no ParsedChanged")
+                XCTAssertEqual(media.subItems.count, entries, "round \(round)")
+                XCTAssertTrue(media.subItemList === listMaker.subItemList, "round \(round): two sub-item lists")
+                otherToken.cancel()
+                listToken.cancel()
+                mediaToken.cancel()
+            }
+            // A deadlocked round leaves its threads stuck: no later round can tell anything.
+            guard finished else { return }
+            XCTAssertEqual(
+                answers.values.map(\.waited), [true], "round \(round): the preparser never waited for the queue")
+        }
+    }
 }

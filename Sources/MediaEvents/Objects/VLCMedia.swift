@@ -147,7 +147,8 @@ public final class VLCMedia: VLCEventSource {
         value.withCString { libvlc_media_set_meta(media, key, $0) }
     }
 
-    /// The list of sub-items, made once.
+    /// The list of sub-items, made once (and shared with the media's other wrappers: see
+    /// `SubItemLists`).
     func sharedSubItemList(_ make: () -> VLCMediaList) -> VLCMediaList {
         if let list = subItems_.withLock({ $0 }) { return list }
         let made = make()
