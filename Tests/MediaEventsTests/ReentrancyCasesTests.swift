@@ -725,4 +725,80 @@ final class ReentrancyCasesTests: XCTestCase {
                 answers.values.map(\.waited), [true], "round \(round): the preparser never waited for the queue")
         }
     }
+
+    // MARK: 12. waitForPendingTeardowns after dropping another wrapper of the sender
+
+    /// A media handler (inline, or on a synchronous queue while libvlc's thread waits) drops
+    /// a second, subscribed wrapper of that same media, then waits for teardowns. The second
+    /// wrapper's teardown detaches from the media's event manager, whose lock the sending
+    /// thread holds until the handler returns: queued at once, it held up the teardown queue
+    /// and the wait ran out its whole timeout. It is queued once the handler has returned, and
+    /// the wait leaves it out, as it leaves out the objects being delivered.
+    func testWaitForPendingTeardowns_whenASubscribedSecondWrapperOfTheSenderIsDroppedInItsHandler_returnsAtOnce() {
+        for mode in DispatchMode.allCases {
+            let (configuration, _) = mode.make(label: "cases.second-wrapper-teardown")
+            let results = Recorder<(ok: Bool, seconds: Double, otherGone: Bool)>()
+            let secondFreed = Counter()
+            runWithDeadline(40, "\(mode): waitForPendingTeardowns after dropping a second wrapper") {
+                let media = makeMedia(SharedMedia.shortWAV, configuration: configuration)
+                let second = Box<VLCMedia>(VLCMedia(retaining: media.native.raw, configuration: configuration))
+                // Subscribed: its listener is attached to the same event manager.
+                let secondToken = second.current!.observe(.metaChanged, onCompletion: { secondFreed.increment() }) {
+                    _ in
+                }
+                let other = Box<VLCMedia>(makeMedia(SharedMedia.shortWAV))
+                let weakOther = WeakBox(other.current!)
+                let fired = Counter()
+                let token = media.observe(.metaChanged) { _ in
+                    guard fired.increment() == 1 else { return }
+                    second.clear()
+                    other.clear()
+                    let start = DispatchTime.now()
+                    let ok = VLCLibrary.waitForPendingTeardowns(timeout: 5)
+                    let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+                    results.record((ok, seconds, weakOther.value == nil))
+                }
+                // libvlc sends MetaChanged from inside this call, on this thread.
+                media.setMetaOnCallingThread(.title, "drop the second wrapper")
+                XCTAssertTrue(results.wait(forCount: 1, timeout: 30), "\(mode): no MetaChanged")
+                token.cancel()
+                _ = secondToken
+            }
+            XCTAssertTrue(
+                secondFreed.wait(forAtLeast: 1, timeout: 20), "\(mode): the second wrapper was never torn down")
+            XCTAssertTrue(VLCLibrary.waitForPendingTeardowns(timeout: 20), "\(mode)")
+            let result = results.values.first
+            XCTAssertEqual(result?.ok, true, "\(mode): returned false after \(result?.seconds ?? -1) s")
+            XCTAssertLessThan(result?.seconds ?? 99, 4, "\(mode): waited for the second wrapper's detach")
+            XCTAssertEqual(result?.otherGone, true, "\(mode): another dropped media was not torn down meanwhile")
+        }
+    }
+
+    /// The same for a `FailureCauseRecorder`, whose listeners are on its player's event
+    /// manager, dropped in a handler of that player (`MediaChanged`, sent from inside the
+    /// queued `set_media` with the player's event lock held).
+    func testWaitForPendingTeardowns_whenAFailureCauseRecorderIsDroppedInItsPlayersHandler_returnsAtOnce() {
+        for mode in DispatchMode.allCases {
+            let (configuration, _) = mode.make(label: "cases.recorder-teardown")
+            let results = Recorder<(ok: Bool, seconds: Double)>()
+            runWithDeadline(40, "\(mode): waitForPendingTeardowns after dropping a recorder") {
+                let player = VLCMediaPlayer(library: TestLibrary.shared, configuration: configuration)
+                let recorder = Box<FailureCauseRecorder>(FailureCauseRecorder(player: player))
+                let fired = Counter()
+                let token = player.observe(.mediaChanged) { _ in
+                    guard fired.increment() == 1 else { return }
+                    recorder.clear()
+                    let start = DispatchTime.now()
+                    let ok = VLCLibrary.waitForPendingTeardowns(timeout: 5)
+                    results.record((ok, Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9))
+                }
+                player.media = makeMedia(SharedMedia.shortWAV)
+                XCTAssertTrue(results.wait(forCount: 1, timeout: 30), "\(mode): no MediaChanged")
+                token.cancel()
+            }
+            let result = results.values.first
+            XCTAssertEqual(result?.ok, true, "\(mode): returned false after \(result?.seconds ?? -1) s")
+            XCTAssertLessThan(result?.seconds ?? 99, 4, "\(mode): waited for the recorder's detach")
+        }
+    }
 }

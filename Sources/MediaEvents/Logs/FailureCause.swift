@@ -131,9 +131,16 @@ public final class FailureCauseRecorder: VLCEventSource {
         // Detaching waits for a running callback: never on a libvlc thread. The player wrapper
         // is let go only afterwards (its own teardown then stops and releases the player on its
         // control queue).
-        ServiceQueues.pendingTeardowns.async(on: ServiceQueues.teardown) {
-            table?.detachAll()
-            withExtendedLifetime(player) {}
+        let tearDown: @Sendable () -> Void = {
+            ServiceQueues.pendingTeardowns.async(on: ServiceQueues.teardown) {
+                table?.detachAll()
+                withExtendedLifetime(player) {}
+            }
+        }
+        // Dropped in a handler of the player's events: the detach waits for the event lock
+        // this thread holds until the handler returns.
+        if table?.isAttached != true || !DeliveryContext.afterDelivery(from: player.native.raw, tearDown) {
+            tearDown()
         }
     }
 }

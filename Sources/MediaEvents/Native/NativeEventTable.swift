@@ -52,6 +52,10 @@ final class NativeEventTable: Sendable {
 
     var isAttached: Bool { phase.load(ordering: .acquiring) == Phase.attached.rawValue }
 
+    /// The event manager's address: the `p_obj` of the events it sends when, as a VLM's, it
+    /// is the first member of the object it belongs to.
+    var managerAddress: OpaquePointer { manager.raw }
+
     /// Attaches every listener unless that was done already. Callers racing the first attach
     /// wait until it is complete, so no subscriber can miss an event the first one would see.
     func attachIfNeeded() {

@@ -83,8 +83,12 @@ public final class VLCLibrary: Sendable {
     /// playback being stopped) can crash in a plugin's static destructors.
     ///
     /// Callable from anywhere, handlers included. Inside a handler it does not wait for the
-    /// objects whose events are being delivered on this thread (they cannot be released
-    /// before the handler returns), so exiting from an `EndReached` handler works. It gives
+    /// objects whose events are being delivered on this thread, nor for those whose deliveries
+    /// wait behind it on its queue (they cannot be released before the handler returns), so
+    /// exiting from an `EndReached` handler works; a wrapper dropped in the handler that
+    /// listens to the sender's events (another wrapper of that media, a
+    /// `FailureCauseRecorder` of that player) is torn down once the handler returns, as its
+    /// detach needs the event lock libvlc holds until then. It gives
     /// up, returning `false`, when waiting could deadlock: made from a handler or from a
     /// queue MediaEvents delivers to while a synchronous delivery waits to enter its queue
     /// (that delivery's thread holds libvlc locks a teardown may need).

@@ -63,10 +63,16 @@ public final class VLCMedia: VLCEventSource {
         // Never release here: this may be a libvlc thread inside this media's own callback,
         // where releasing the last reference frees the listener array libvlc is walking.
         // After every queued call of this media.
-        control.tearDown { media in
-            table?.detachAll()
-            libvlc_media_release(media)
+        let control = control
+        let tearDown: @Sendable () -> Void = {
+            control.tearDown { media in
+                table?.detachAll()
+                libvlc_media_release(media)
+            }
         }
+        // Dropped in a handler of an event of this media that another wrapper receives: the
+        // detach waits for the event lock this thread holds until the handler returns.
+        if table?.isAttached != true || !DeliveryContext.afterDelivery(from: native.raw, tearDown) { tearDown() }
     }
 
     /// The media's location (MRL), for example `file:///tmp/a.wav`.

@@ -57,10 +57,18 @@ public final class VLCVLM: VLCEventSource {
         // stops its instances (joins their input threads): neither may run on the thread of
         // this deinit's caller, which may be a libvlc one.
         // Counted, so that `VLCLibrary.waitForPendingTeardowns` waits for the VLM's release.
-        ServiceQueues.pendingTeardowns.async(on: shared.control) {
-            table?.detachAll()
-            shared.close(library)
+        let tearDown: @Sendable () -> Void = {
+            ServiceQueues.pendingTeardowns.async(on: shared.control) {
+                table?.detachAll()
+                shared.close(library)
+            }
         }
+        // Dropped in a handler of another VLCVLM of the library (the VLM's events come with its
+        // event lock held, on the VLM queue when a VLM call sends them): queued after it returns.
+        if let table, table.isAttached, DeliveryContext.afterDelivery(from: table.managerAddress, tearDown) {
+            return
+        }
+        tearDown()
     }
 
     // MARK: Media
