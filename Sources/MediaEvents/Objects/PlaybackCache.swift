@@ -69,7 +69,11 @@ final class PlaybackCache: Sendable {
     func record(_ event: MediaPlayerEvent) {
         switch event.kind {
         case .endReached, .encounteredError: titleReads.inputEnds()
-        case .opening: titleReads.inputStarts()
+        case .opening:
+            titleReads.inputStarts()
+            // A new input on this thread: a stream failure recorded for a thread of this id
+            // (an earlier input's open that failed) is not this one's.
+            StreamFailures.forget(inputThread: currentThread())
         default: break
         }
         if event.kind == .endReached { endObservers.withLock { $0.forEach { $0.playerReachedEnd() } } }
