@@ -2,7 +2,7 @@
 
 import CLibVLC
 import Foundation
-@testable import MediaEvents
+@_spi(Benchmarks) @testable import MediaEvents
 import XCTest
 
 final class EventStreamTests: XCTestCase {
@@ -114,7 +114,7 @@ final class EventStreamTests: XCTestCase {
         let media = VLCMedia(url: try TestMedia.wav(seconds: 0.2), library: library)
         let stream = media.events(.metaChanged)
         // Sent and delivered inline, inside each call: all pending before the first next().
-        for n in 0..<100 { media.setMeta(.title, "title \(n)") }
+        for n in 0..<100 { media.setMetaOnCallingThread(.title, "title \(n)") }
         XCTAssertEqual(stream.statistics.pending, 100)
         let (afterOne, afterTwo, end) = try await withTimeout(20) {
             () -> (EventStreamStatistics, EventStreamStatistics, MediaEvent?) in

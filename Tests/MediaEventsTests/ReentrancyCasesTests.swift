@@ -98,7 +98,7 @@ final class ReentrancyCasesTests: XCTestCase {
                     var n = 0
                     while !race.stop.load(ordering: .acquiring) {
                         sendStart.round.store(returned.round.load(ordering: .acquiring), ordering: .relaxed)
-                        media.setMeta(.title, n & 1 == 0 ? "even" : "odd")
+                        media.setMetaOnCallingThread(.title, n & 1 == 0 ? "even" : "odd")
                         n += 1
                         if n & 3 == 0 { sched_yield() }
                     }
@@ -377,7 +377,7 @@ final class ReentrancyCasesTests: XCTestCase {
         runWithDeadline(120, "FIFO on an async queue") {
             // (a) event, then block: the block must see the event delivered.
             for i in 0..<iterations {
-                media.setMeta(.title, i & 1 == 0 ? "a0" : "a1")
+                media.setMetaOnCallingThread(.title, i & 1 == 0 ? "a0" : "a1")
                 let expected = i + 1
                 q.queue.async { if delivered.count < expected { eventFirstViolations.increment() } }
             }
@@ -387,7 +387,7 @@ final class ReentrancyCasesTests: XCTestCase {
             var base = delivered.count
             for i in 0..<iterations {
                 if i % 20 == 0 { q.queue.sync {} }
-                media.setMeta(.title, i & 1 == 0 ? "s0" : "s1")
+                media.setMetaOnCallingThread(.title, i & 1 == 0 ? "s0" : "s1")
                 let expected = base + i + 1
                 q.queue.async { if delivered.count < expected { burstViolations.increment() } }
             }
@@ -398,7 +398,7 @@ final class ReentrancyCasesTests: XCTestCase {
             for i in 0..<iterations {
                 let before = base + i
                 q.queue.async { if delivered.count > before { lingerOvertakes.increment() } }
-                media.setMeta(.title, i & 1 == 0 ? "b0" : "b1")
+                media.setMetaOnCallingThread(.title, i & 1 == 0 ? "b0" : "b1")
             }
             q.queue.sync {}
             XCTAssertTrue(waitUntil(10) { delivered.count == base + iterations })
@@ -409,7 +409,7 @@ final class ReentrancyCasesTests: XCTestCase {
                 q.queue.sync {}
                 usleep(1100)
                 q.queue.async { if delivered.count > before { idleViolations.increment() } }
-                media.setMeta(.title, i & 1 == 0 ? "c0" : "c1")
+                media.setMetaOnCallingThread(.title, i & 1 == 0 ? "c0" : "c1")
                 _ = waitUntil(5, poll: 0.0001) { delivered.count == before + 1 }
             }
             q.queue.sync {}
@@ -800,5 +800,47 @@ final class ReentrancyCasesTests: XCTestCase {
             XCTAssertEqual(result?.ok, true, "\(mode): returned false after \(result?.seconds ?? -1) s")
             XCTAssertLessThan(result?.seconds ?? 99, 4, "\(mode): waited for the recorder's detach")
         }
+    }
+
+    // MARK: 13. setMeta from a queue that the delivery queue targets
+
+    /// The media's events are delivered synchronously on `top`, which targets `base`. A block
+    /// of `base` runs while a thread that set the title holds the media's event lock and waits
+    /// for `top` (which cannot run before that block ends); the block sets the artist. Called
+    /// directly, that set waited for the event lock: deadlock (libdispatch does not tell that
+    /// `top` targets `base`, so the block could not be recognized). `setMeta` is now always
+    /// queued on the media's control queue, and `meta(_:)` answers the new value at once.
+    func testSetMeta_whenCalledFromABlockOfTheQueueTheDeliveryQueueTargets_neitherWaitsNorLosesTheValue() {
+        let base = DispatchQueue(label: "cases.setmeta.base")
+        let top = DispatchQueue(label: "cases.setmeta.top", target: base)
+        let mark = QueueIdentity.mark(top)
+        let media = makeMedia(SharedMedia.shortWAV, configuration: EventsQueueConfiguration(queue: top, isAsync: false))
+        let keys = Recorder<MetaKey>()
+        let token = media.observe(.metaChanged) { event in
+            if case .metaChanged(let key) = event { keys.record(key) }
+        }
+        let waited = Locked(false)
+        let finished = runWithDeadline(30, "setMeta from a block of the targeted queue") {
+            let running = DispatchSemaphore(value: 0)
+            let done = DispatchSemaphore(value: 0)
+            base.async {
+                running.signal()
+                waited.withLock { $0 = waitUntil(10) { mark.syncWaiters.load(ordering: .acquiring) > 0 } }
+                media.setMeta(.artist, "from base")
+                XCTAssertEqual(media.meta(.artist), "from base")
+                done.signal()
+            }
+            running.wait()
+            media.setMeta(.title, "from a thread")
+            XCTAssertEqual(media.meta(.title), "from a thread")
+            done.wait()
+        }
+        XCTAssertTrue(finished)
+        XCTAssertTrue(waited.withLock { $0 }, "no delivery waited for the queue while the block ran")
+        XCTAssertTrue(keys.wait(timeout: 10) { $0 == .artist }, "\(keys.values)")
+        XCTAssertEqual(keys.values.filter { $0 == .title || $0 == .artist }, [.title, .artist])
+        XCTAssertEqual(media.meta(.artist), "from base")
+        XCTAssertEqual(media.meta(.title), "from a thread")
+        token.cancel()
     }
 }
