@@ -25,13 +25,14 @@ extension VLCMediaPlayer {
     /// event sent on this call's thread while it ran: its own file, even when other players
     /// of the library write into the same directory at the same moment.
     ///
-    /// While the player is opening, or has reported a video output that libvlc is replacing
-    /// (it briefly has none while it reconfigures, even after `voutChanged(count: 1)`), the
-    /// call tries again every 50 ms until `timeout`.
+    /// While the player is opening, has reported a video output that libvlc is replacing (it
+    /// briefly has none while it reconfigures, even after `voutChanged(count: 1)`), or has a
+    /// video output that showed no picture yet, the call tries again every 50 ms until
+    /// `timeout`.
     ///
-    /// - Throws: `VLCError.operationFailed` when libvlc cannot take it: no video output, or
-    ///   it wrote no file (a path it cannot write, or no picture within the 500 ms it waits
-    ///   for one; its log says which).
+    /// - Throws: `VLCError.operationFailed` when libvlc cannot take it: no video output, a
+    ///   path it cannot write (at once), or no picture written before `timeout` (libvlc waits
+    ///   500 ms for one at each try; its log says why).
     public func takeSnapshot(
         to path: String, width: Int = 0, height: Int = 0,
         timeout: Duration = .seconds(5)
@@ -63,17 +64,33 @@ extension VLCMediaPlayer {
                 failure = reason
             case .nothingWritten:
                 // libvlc's take_snapshot returns 0 whatever happens after it found a video
-                // output; a failure shows only as the missing event. Before the first picture
-                // (opening) there is none to take yet.
-                if opening, ContinuousClock.now + .milliseconds(50) < deadline, !Task.isCancelled {
+                // output; a failure shows only as the missing event, and why only in its log:
+                // it could not open the file, or had no picture within the 500 ms it waits
+                // (a video output that has not shown its first one yet). Only the second may
+                // change by trying again.
+                guard Self.snapshotPathIsWritable(path) else {
+                    failure = "libvlc cannot write there"
+                    break
+                }
+                if ContinuousClock.now + .milliseconds(50) < deadline, !Task.isCancelled {
                     try? await Task.sleep(for: .milliseconds(50))
                     continue
                 }
-                failure =
-                    "libvlc wrote no file: it cannot write there, or had no picture within 500 ms (its log says which)"
+                failure = "libvlc wrote no file: no picture within 500 ms, or it could not write it (its log says)"
             }
             throw VLCError.operationFailed(what: "snapshot to \(path)", reason: failure)
         }
+    }
+
+    /// Whether libvlc could write a snapshot to `path`: as `vout_snapshot_SaveImage` decides,
+    /// a file named inside `path` when it is a directory, else `path` itself.
+    private static func snapshotPathIsWritable(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        let files = FileManager.default
+        if files.fileExists(atPath: path, isDirectory: &isDirectory) {
+            return files.isWritableFile(atPath: path)
+        }
+        return files.isWritableFile(atPath: (path as NSString).deletingLastPathComponent)
     }
 
     // MARK: Audio output
