@@ -14,11 +14,11 @@ final class EventStreamTests: XCTestCase {
     /// input decodes, so a short WAV ends in milliseconds and sends no TimeChanged).
     private func paceAudio(of player: VLCMediaPlayer, sampleRate: Int32 = 22050) {
         libvlc_audio_set_callbacks(
-            player.native.raw,
+            player.native.raw!,
             { _, _, count, _ in
                 usleep(useconds_t(UInt64(count) * 1_000_000 / 22050))
             }, nil, nil, nil, nil, nil)
-        libvlc_audio_set_format(player.native.raw, "S16N", UInt32(sampleRate), 1)
+        libvlc_audio_set_format(player.native.raw!, "S16N", UInt32(sampleRate), 1)
     }
 
     func testEvents_whenConsumerIsMuchSlowerThanPlayback_seesEveryStateEventInOrderAndTheLatestTime() async throws {

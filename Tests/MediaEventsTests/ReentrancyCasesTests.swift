@@ -843,4 +843,72 @@ final class ReentrancyCasesTests: XCTestCase {
         XCTAssertEqual(media.meta(.title), "from a thread")
         token.cancel()
     }
+
+    // MARK: 14. Making players in a handler while a snapshot is being taken
+
+    /// While one player takes a snapshot, libvlc's `snapshot-file` callback sends
+    /// `SnapshotTaken` to every player of the library in turn, taking each one's event lock;
+    /// `libvlc_media_player_new` (also inside `libvlc_media_list_player_new`) waits for that
+    /// callback. A handler of another player holds that player's event lock: making a player
+    /// there deadlocked (the callback waits for the handler, the handler for the callback). Here
+    /// a bystander's `SnapshotTaken` tells the handler that the callback runs; the handler then
+    /// makes a player and a list player. Their native objects are made on their control queues
+    /// once the handler has returned, and they work.
+    func testPlayerInit_whenCalledInAHandlerWhileASnapshotIsBeingTaken_returnsAndThePlayerWorks() async throws {
+        for mode in [DispatchMode.inline, .queueSync] {
+            let (configuration, _) = mode.make(label: "cases.snapshot-players")
+            let library = try VLCLibrary()
+            let directory = try TestMedia.directory(name: "snapshot-players-\(mode)")
+            // Made in this order: the callback visits the bystander before the holder. The
+            // bystander's handler runs off the holder's queue (inline: from the queue its
+            // SnapshotTaken takes), so that it can tell while the holder's handler waits.
+            let bystander = VLCMediaPlayer(library: library, configuration: EventsDefaultConfiguration())
+            let holder = VLCMediaPlayer(library: library, configuration: configuration)
+            let shooter = VLCMediaPlayer(library: library, configuration: configuration)
+            let callbackRuns = DispatchSemaphore(value: 0)
+            let bystanderToken = bystander.observe(.snapshotTaken) { _ in callbackRuns.signal() }
+            let inHandler = DispatchSemaphore(value: 0)
+            let made = Locked<(VLCMediaPlayer, VLCMediaListPlayer)?>(nil)
+            let sawCallback = Locked(false)
+            let fired = Counter()
+            let holderToken = holder.observe(.mediaChanged) { _ in
+                guard fired.increment() == 1 else { return }
+                inHandler.signal()
+                sawCallback.withLock { $0 = callbackRuns.wait(timeout: .now() + 15) == .success }
+                let player = VLCMediaPlayer(library: library, configuration: configuration)
+                let listPlayer = VLCMediaListPlayer(library: library, configuration: configuration)
+                made.withLock { $0 = (player, listPlayer) }
+            }
+            let shots = EventLog<MediaPlayerEvent>()
+            let shooterToken = shooter.observe { shots.record($0) }
+            shooter.media = VLCMedia(path: SharedMedia.movie.path, library: library)
+            shooter.play()
+            XCTAssertTrue(
+                shots.entries.wait(timeout: 20) { $0.event.same(as: .voutChanged(count: 1)) }, "\(mode): \(shots.names)"
+            )
+            holder.media = VLCMedia(path: SharedMedia.shortWAV.path, library: library)
+            XCTAssertEqual(inHandler.wait(timeout: .now() + 20), .success, "\(mode): no MediaChanged")
+            let path = try await withTimeout(20) {
+                try await shooter.takeSnapshot(to: directory.appendingPathComponent("shot.png").path)
+            }
+            XCTAssertTrue(path.hasSuffix("shot.png"), "\(mode): \(path)")
+            XCTAssertTrue(sawCallback.withLock { $0 }, "\(mode): the handler did not run while the callback ran")
+            let (player, listPlayer) = try XCTUnwrap(made.withLock { $0 }, "\(mode): the handler made nothing")
+            // Both work once made: the player plays to its end, the list player plays a list.
+            player.media = VLCMedia(path: SharedMedia.shortWAV.path, library: library)
+            let end = try await withTimeout(20) { try await player.playToEnd(timeout: .seconds(15)) }
+            XCTAssertEqual(end.kind, .endReached, "\(mode)")
+            let played = Recorder<MediaListPlayerEvent.Kind>()
+            let listToken = listPlayer.observe(.played) { played.record($0.kind) }
+            listPlayer.mediaList = VLCMediaList(
+                media: [VLCMedia(path: SharedMedia.shortWAV.path, library: library)], library: library)
+            listPlayer.play()
+            XCTAssertTrue(played.wait(forCount: 1, timeout: 20), "\(mode): the list player played nothing")
+            try await withTimeout(20) { await shooter.stopAndWait() }
+            listToken.cancel()
+            shooterToken.cancel()
+            holderToken.cancel()
+            bystanderToken.cancel()
+        }
+    }
 }

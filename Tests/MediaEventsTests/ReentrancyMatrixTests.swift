@@ -203,20 +203,12 @@ struct MatrixMember: Sendable {
 
     static let all: [MatrixMember] = player + playerMediaCalls + media + list + listPlayer + library
 
-    /// Members that make a native player (`libvlc_media_player_new`, also inside
-    /// `libvlc_media_list_player_new`): it waits for a running `snapshot-file` callback of the
-    /// library, which waits for the event lock of every player it sends `SnapshotTaken` to. A
-    /// handler (inline, or synchronous) holds that lock: making a player in it while a snapshot
-    /// is being taken deadlocks in libvlc. A documented limit (README, SendSites.md): they are
-    /// not run together with snapshots.
-    static let makesPlayers: Set<String> = ["new VLCMediaPlayer + drop", "listPlayer.init(mediaPlayer:)"]
-
-    /// The runs of members that leave the scenario as it is: one, or, where snapshots are
-    /// taken (video), one without snapshots and one without the members that make players.
+    /// The runs of members that leave the scenario as it is: one. (Members that make players,
+    /// `libvlc_media_player_new` inside, run together with snapshots: made in a handler, the
+    /// native player is created on its control queue, never while the library's
+    /// `snapshot-file` callback waits for that handler's event lock.)
     static func calmRuns(_ scenario: MatrixScenario) -> [[MatrixMember]] {
-        let calm = all.filter { !$0.perturbs }
-        guard scenario == .videoPlayback else { return [calm] }
-        return [calm.filter { $0.name != "player.takeSnapshot" }, calm.filter { !makesPlayers.contains($0.name) }]
+        [all.filter { !$0.perturbs }]
     }
 
     /// Starts `call` on the world's player as a task the run waits for.

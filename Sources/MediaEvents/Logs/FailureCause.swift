@@ -155,23 +155,32 @@ public final class FailureCauseRecorder: VLCEventSource {
         self.player = player
         logs.startCapturing()
         let handler = EventsHandler(object: self, configuration: configuration, companion: tracker)
-        let table = NativeEventTable(
-            manager: libvlc_media_player_event_manager(player.native.raw),
-            types: [
-                libvlc_MediaPlayerOpening, libvlc_MediaPlayerStopped, libvlc_MediaPlayerEndReached,
-                libvlc_MediaPlayerEncounteredError,
-            ].map { Int32($0.rawValue) },
-            callback: recorderCallback, handler: handler)
+        let table: @Sendable (OpaquePointer) -> NativeEventTable = { player in
+            NativeEventTable(
+                manager: libvlc_media_player_event_manager(player),
+                types: [
+                    libvlc_MediaPlayerOpening, libvlc_MediaPlayerStopped, libvlc_MediaPlayerEndReached,
+                    libvlc_MediaPlayerEncounteredError,
+                ].map { Int32($0.rawValue) },
+                callback: recorderCallback, handler: handler)
+        }
         // At once: the next Opening must be seen whether or not anyone subscribed yet. Except
         // where attaching could wait for its own caller (inside a handler, or on a queue a
         // synchronous delivery may be waiting for, whose thread may hold the player's event
         // lock): there it is done on the teardown queue, and recording starts with the first
-        // input that opens after it.
+        // input that opens after it. A player made in a handler whose native player is not
+        // created yet: right after it is, on its control queue, before any of its calls.
+        guard let native = player.native.raw else {
+            let eventHub = eventHub
+            player.control.perform { player in _ = eventHub.bindLate(table(player)) }
+            return
+        }
         if DeliveryContext.isInDelivery || QueueIdentity.isOnSyncDeliveryQueue {
+            let table = table(native)
             eventHub.bind(table, attachNow: false)
             ServiceQueues.pendingTeardowns.async(on: ServiceQueues.teardown) { table.attachIfNeeded() }
         } else {
-            eventHub.bind(table, attachNow: true)
+            eventHub.bind(table(native), attachNow: true)
         }
     }
 
@@ -191,9 +200,12 @@ public final class FailureCauseRecorder: VLCEventSource {
         }
         // Dropped in a handler of the player's events: the detach waits for the event lock
         // this thread holds until the handler returns.
-        if table?.isAttached != true || !DeliveryContext.afterDelivery(from: player.native.raw, tearDown) {
-            tearDown()
+        if let table, table.isAttached, let sender = player.native.raw,
+            DeliveryContext.afterDelivery(from: sender, tearDown)
+        {
+            return
         }
+        tearDown()
     }
 }
 

@@ -34,7 +34,9 @@ public enum PlaybackMode: Int32, Sendable, CaseIterable, CustomStringConvertible
 ///
 /// The player that plays the items is `mediaPlayer`; observe it for playback events.
 public final class VLCMediaListPlayer: VLCEventSource {
-    let native: NativePointer
+    /// The native list player: created at once, or by the first block of its control queue
+    /// when made inside a handler (see `init(mediaPlayer:configuration:)`).
+    let native: NativeSlot
     /// The subscribers of this list player.
     public let eventHub = EventHub<MediaListPlayerEvent>()
     /// How this list player's events are dispatched.
@@ -75,11 +77,19 @@ public final class VLCMediaListPlayer: VLCEventSource {
     ///
     /// Do not control `mediaPlayer` directly while the list player plays: the list player
     /// sets its media and starts it for each item.
+    ///
+    /// Made inside a handler (or on a queue a synchronous configuration delivers to), the
+    /// native list player is created on the control queue, before its first call: libvlc makes
+    /// a player of its own for it, which waits as `VLCMediaPlayer.init` explains.
     public init(mediaPlayer: VLCMediaPlayer, configuration: (any EventsConfiguring)? = nil) {
-        guard let listPlayer = libvlc_media_list_player_new(mediaPlayer.library.native.raw) else {
-            preconditionFailure("libvlc_media_list_player_new failed: \(VLCError.lastMessage(or: "out of memory"))")
+        let instance = mediaPlayer.library.native
+        let create: @Sendable () -> OpaquePointer = {
+            guard let listPlayer = libvlc_media_list_player_new(instance.raw) else {
+                preconditionFailure(
+                    "libvlc_media_list_player_new failed: \(VLCError.lastMessage(or: "out of memory"))")
+            }
+            return listPlayer
         }
-        native = NativePointer(raw: listPlayer)
         self.mediaPlayer = mediaPlayer
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
         // One order for the calls of the list player and of its player: libvlc's list player
@@ -89,18 +99,31 @@ public final class VLCMediaListPlayer: VLCEventSource {
         // player's) waits for those locks. On two queues a `pause` of one and a `stop` of the
         // other deadlock (seen in the matrix under coverage instrumentation); on one they
         // cannot overlap.
-        control = ControlQueue(for: "listplayer", native: listPlayer, target: mediaPlayer.control.queue)
+        // Targeting the player's queue, this one runs after the player's own creation.
+        control =
+            DeliveryContext.isInDelivery || QueueIdentity.isOnSyncDeliveryQueue
+            ? ControlQueue(for: "listplayer", creating: create, target: mediaPlayer.control.queue)
+            : ControlQueue(for: "listplayer", native: create(), target: mediaPlayer.control.queue)
+        native = control.native
         // Queued, first of the list player's calls: it attaches to the player's event
         // manager, whose lock a thread sending the player's events holds, maybe while it
         // waits for the queue this initializer runs on.
         let player = mediaPlayer.native
-        control.perform { libvlc_media_list_player_set_media_player($0, player.raw) }
+        control.perform { libvlc_media_list_player_set_media_player($0, player.raw.unsafelyUnwrapped) }
         mediaPlayer.addEndObserver(advance)
-        eventHub.bind(
+        let handler = EventsHandler(object: self, configuration: self.configuration, companion: advance)
+        let table: @Sendable (OpaquePointer) -> NativeEventTable = { listPlayer in
             NativeEventTable(
-                everyKindOf: self, manager: libvlc_media_list_player_event_manager(listPlayer),
-                callback: listPlayerCallback, configuration: self.configuration, companion: advance),
-            attachNow: true)
+                manager: libvlc_media_list_player_event_manager(listPlayer),
+                types: MediaListPlayerEvent.Kind.allCases.map(\.nativeType), callback: listPlayerCallback,
+                handler: handler)
+        }
+        if let listPlayer = native.raw {
+            eventHub.bind(table(listPlayer), attachNow: true)
+        } else {
+            let eventHub = eventHub
+            control.perform { listPlayer in _ = eventHub.bindLate(table(listPlayer)) }
+        }
     }
 
     deinit {
