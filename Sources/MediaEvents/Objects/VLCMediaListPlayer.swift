@@ -33,6 +33,11 @@ public enum PlaybackMode: Int32, Sendable, CaseIterable, CustomStringConvertible
 /// libvlc has carried the call out.
 ///
 /// The player that plays the items is `mediaPlayer`; observe it for playback events.
+///
+/// Two limits of libvlc 3.0's list player remain (<doc:ThreadingModel>, "Known limits"): a
+/// `next()`, `previous()`, `play(at:)` or `play(_:)` made while the current item ends can
+/// deadlock inside libvlc, and an edit of the list made as an item ends races libvlc's read of
+/// it. Edit the list while the list player is stopped or while an item plays.
 public final class VLCMediaListPlayer: VLCEventSource {
     /// The native list player: created at once, or by the first block of its control queue
     /// when made inside a handler (see `init(mediaPlayer:configuration:)`).
