@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-@testable import MediaEvents
+@_spi(Benchmarks) @testable import MediaEvents
 import XCTest
 
 /// Where each configuration runs handlers, and how the shared configuration is read.
@@ -17,7 +17,7 @@ final class ConfigurationTests: XCTestCase {
             let media = makeMedia(SharedMedia.shortWAV, configuration: EventsDefaultConfiguration())
             let token = media.observe(.metaChanged) { log.record($0) }
             let caller = currentThreadID()
-            media.setMeta(.title, "one")
+            media.setMetaOnCallingThread(.title, "one")
             XCTAssertEqual(log.entries.count, 1, "not delivered before setMeta returned")
             XCTAssertEqual(log.entries.values.first?.thread, caller)
             token.cancel()
@@ -59,7 +59,7 @@ final class ConfigurationTests: XCTestCase {
                 log.record(event)
             }
             for index in 0..<10 {
-                media.setMeta(.title, "\(index)")
+                media.setMetaOnCallingThread(.title, "\(index)")
                 XCTAssertEqual(log.entries.count, index + 1, "sync delivery had not run when setMeta returned")
             }
             token.cancel()
@@ -82,7 +82,7 @@ final class ConfigurationTests: XCTestCase {
             }
             marked.queue.async { gate.wait() }
             for index in MetaKey.orderedSample.indices {
-                media.setMeta(MetaKey.orderedSample[index], "x")  // would hang here if it were sync
+                media.setMetaOnCallingThread(MetaKey.orderedSample[index], "x")  // would hang here if it were sync
             }
             XCTAssertEqual(log.entries.count, 0, "delivered while the queue was blocked")
             gate.signal()
@@ -104,7 +104,7 @@ final class ConfigurationTests: XCTestCase {
             if !Thread.isMainThread { offMain.increment() }
             log.record(event)
         }
-        media.setMeta(.title, "legacy")
+        media.setMetaOnCallingThread(.title, "legacy")
         XCTAssertEqual(log.entries.count, 0, "legacy delivered synchronously")
         let deadline = Date().addingTimeInterval(15)
         while log.entries.count == 0 && Date() < deadline {
@@ -150,7 +150,7 @@ final class ConfigurationTests: XCTestCase {
         let onFirst = Recorder<Bool>()
         runWithDeadline(20, "setMeta") {
             let token = media.observe(.metaChanged) { _ in onFirst.record(first.isCurrent) }
-            media.setMeta(.title, "x")
+            media.setMetaOnCallingThread(.title, "x")
             token.cancel()
         }
         XCTAssertEqual(onFirst.values, [true])
@@ -171,7 +171,7 @@ final class ConfigurationTests: XCTestCase {
             let token = media.observe(.metaChanged) { _ in
                 where_.record(own.isCurrent ? "own" : shared.isCurrent ? "shared" : "elsewhere")
             }
-            media.setMeta(.title, "x")
+            media.setMetaOnCallingThread(.title, "x")
             token.cancel()
         }
         XCTAssertEqual(where_.values, ["own"])

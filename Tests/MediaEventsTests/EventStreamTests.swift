@@ -2,7 +2,7 @@
 
 import CLibVLC
 import Foundation
-@testable import MediaEvents
+@_spi(Benchmarks) @testable import MediaEvents
 import XCTest
 
 final class EventStreamTests: XCTestCase {
@@ -14,11 +14,11 @@ final class EventStreamTests: XCTestCase {
     /// input decodes, so a short WAV ends in milliseconds and sends no TimeChanged).
     private func paceAudio(of player: VLCMediaPlayer, sampleRate: Int32 = 22050) {
         libvlc_audio_set_callbacks(
-            player.native.raw,
+            player.native.raw!,
             { _, _, count, _ in
                 usleep(useconds_t(UInt64(count) * 1_000_000 / 22050))
             }, nil, nil, nil, nil, nil)
-        libvlc_audio_set_format(player.native.raw, "S16N", UInt32(sampleRate), 1)
+        libvlc_audio_set_format(player.native.raw!, "S16N", UInt32(sampleRate), 1)
     }
 
     func testEvents_whenConsumerIsMuchSlowerThanPlayback_seesEveryStateEventInOrderAndTheLatestTime() async throws {
@@ -114,7 +114,7 @@ final class EventStreamTests: XCTestCase {
         let media = VLCMedia(url: try TestMedia.wav(seconds: 0.2), library: library)
         let stream = media.events(.metaChanged)
         // Sent and delivered inline, inside each call: all pending before the first next().
-        for n in 0..<100 { media.setMeta(.title, "title \(n)") }
+        for n in 0..<100 { media.setMetaOnCallingThread(.title, "title \(n)") }
         XCTAssertEqual(stream.statistics.pending, 100)
         let (afterOne, afterTwo, end) = try await withTimeout(20) {
             () -> (EventStreamStatistics, EventStreamStatistics, MediaEvent?) in

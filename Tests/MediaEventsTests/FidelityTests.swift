@@ -127,7 +127,7 @@ final class FidelityTests: XCTestCase {
                 let playerToken = player.observe { playerEvents.record(Flat($0)) }
                 let mediaToken = media.observe { mediaEvents.record(Flat($0)) }
                 raw.attach(
-                    libvlc_media_player_event_manager(player.native.raw), tag: 1,
+                    libvlc_media_player_event_manager(player.native.raw!), tag: 1,
                     types: RawEventRecorder.playerEventTypes)
                 raw.attach(
                     libvlc_media_event_manager(media.native.raw), tag: 2,

@@ -30,6 +30,59 @@ final class MediaReferenceCountTests: XCTestCase {
         libvlc_media_release(media)
     }
 
+    /// What is really bound in this process: the global lookup finds the replacements, and
+    /// libvlc's own relocations for the two functions hold them (Debian's libvlc binds its
+    /// calls at load, `BIND_NOW`); a function libvlc never calls through its relocations is not
+    /// counted as bound.
+    func testBinding_inThisProcess_libvlcsOwnCallsReachTheReplacements() throws {
+        let libvlc = try XCTUnwrap(dlopen("libvlc.so.5", RTLD_LAZY | RTLD_NOLOAD))
+        defer { dlclose(libvlc) }
+        for (index, name) in ["libvlc_media_retain", "libvlc_media_release"].enumerated() {
+            let replacement = mel_media_refcount_replacement(Int32(index))
+            XCTAssertEqual(
+                dlsym(UnsafeMutableRawPointer(bitPattern: 0), name).map(UnsafeRawPointer.init), replacement, name)
+            let libvlcsOwn = try XCTUnwrap(dlsym(libvlc, name), name)
+            XCTAssertNotEqual(UnsafeRawPointer(libvlcsOwn), replacement, "\(name): libvlc's own definition")
+            XCTAssertEqual(mel_object_calls_bound_to(libvlcsOwn, name, replacement), 1, name)
+        }
+        let version = try XCTUnwrap(dlsym(libvlc, "libvlc_get_version"))
+        XCTAssertEqual(
+            mel_object_calls_bound_to(version, "libvlc_get_version", mel_media_refcount_replacement(0)), 0,
+            "libvlc calls its own libvlc_get_version through no relocation")
+    }
+
+    /// MediaEvents as a shared library opened after libvlc (a plugin, a dynamic product opened
+    /// later): the global lookup finds libvlc's functions first, so libvlc keeps calling its own.
+    /// The fix then stands aside, quietly: the process goes on, the mode says "unbound", and
+    /// the object's own functions forward to libvlc's. Built here from CLibVLCFixes' source and
+    /// loaded by a small program that links libvlc only.
+    func testPrepare_whenLoadedAsASharedLibraryAfterLibvlc_fallsBackToLibvlcsFunctionsWithoutAborting() throws {
+        let build = try RefcountFixBuild.make()
+        for how in ["global", "local"] {
+            let run = try build.runHost(how)
+            XCTAssertEqual(run.status, 0, "\(how): the program ended with \(run.status) (abort?): \(run.output)")
+            XCTAssertEqual(
+                run.values["mode"], Int(MEL_MEDIA_REFCOUNT_UNBOUND.rawValue), "\(how): \(run.output)")
+            // libvlc's own retain (a list adding the media) and the object's forwarded one.
+            XCTAssertEqual(run.values["during"], 2, "\(how): \(run.output)")
+            XCTAssertEqual(run.values["after"], 1, "\(how): \(run.output)")
+            XCTAssertEqual(run.values["retained"], 2, "\(how): \(run.output)")
+        }
+    }
+
+    /// The same object linked before libvlc (a dynamic product the program links): the global
+    /// lookup finds the replacements, libvlc's calls are bound to them, and the count is atomic.
+    func testPrepare_whenLinkedAsASharedLibraryBeforeLibvlc_isAtomicAndBound() throws {
+        let build = try RefcountFixBuild.make()
+        let run = try build.runHost("linked")
+        XCTAssertEqual(run.status, 0, run.output)
+        XCTAssertEqual(run.values["mode"], Int(MEL_MEDIA_REFCOUNT_ATOMIC.rawValue), run.output)
+        XCTAssertEqual(run.values["bound"], 1, run.output)
+        XCTAssertEqual(run.values["during"], 2, run.output)
+        XCTAssertEqual(run.values["after"], 1, run.output)
+        XCTAssertEqual(run.values["retained"], 2, run.output)
+    }
+
     /// The check that decides between the atomic functions and libvlc's own accepts functions
     /// that keep the count where 3.0 does and refuses a count kept elsewhere or a retain that
     /// changes anything else: with such a libvlc the process keeps libvlc's own functions.
@@ -133,4 +186,128 @@ final class MediaReferenceCountTests: XCTestCase {
 
 private final class FreedCounter: Sendable {
     let count = Atomic<Int>(0)
+}
+
+/// CLibVLCFixes' source built as a shared object, and a program that uses it the way a process
+/// that loads MediaEvents as a shared library does. Built with the system's C compiler.
+private struct RefcountFixBuild {
+    let directory: URL
+
+    struct Run {
+        let status: Int32
+        let output: String
+        /// `name=value` pairs of the program's output line.
+        var values: [String: Int] {
+            var values: [String: Int] = [:]
+            for field in output.split(whereSeparator: { $0 == " " || $0 == "\n" }) {
+                let parts = field.split(separator: "=")
+                if parts.count == 2, let value = Int(parts[1]) { values[String(parts[0])] = value }
+            }
+            return values
+        }
+    }
+
+    static func make() throws -> RefcountFixBuild {
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Sources/CLibVLCFixes").standardized
+        let directory = try TestMedia.directory(name: "refcount-fix")
+        let host = directory.appendingPathComponent("host.c")
+        try Data(hostSource.utf8).write(to: host)
+        try compile([
+            "-shared", "-fPIC", "-o", directory.appendingPathComponent("libmelfixes.so").path,
+            sources.appendingPathComponent("media_refcount.c").path, "-I",
+            sources.appendingPathComponent("include").path,
+            "-lvlc", "-ldl", "-lpthread",
+        ])
+        try compile([
+            "-o", directory.appendingPathComponent("host").path, host.path, "-lvlc", "-ldl",
+        ])
+        // Linked before libvlc (and kept although the program names none of its symbols).
+        try compile([
+            "-o", directory.appendingPathComponent("host-linked").path, host.path, "-DLINKED",
+            "-L", directory.path, "-Wl,--no-as-needed", "-lmelfixes", "-Wl,-rpath," + directory.path, "-lvlc", "-ldl",
+        ])
+        return RefcountFixBuild(directory: directory)
+    }
+
+    func runHost(_ how: String) throws -> Run {
+        let process = Process()
+        let linked = how == "linked"
+        process.executableURL = directory.appendingPathComponent(linked ? "host-linked" : "host")
+        process.arguments = [how, directory.appendingPathComponent("libmelfixes.so").path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let status =
+            process.terminationReason == .uncaughtSignal ? -process.terminationStatus : process.terminationStatus
+        return Run(status: status, output: output)
+    }
+
+    private static func compile(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["cc", "-O1", "-Wall"] + arguments
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw TestMedia.Failure(description: "cc \(arguments.joined(separator: " ")) failed: \(output)")
+        }
+    }
+
+    /// Loads the object (dlopen after libvlc, globally or locally, or linked before libvlc),
+    /// prepares it, and counts one media's references through libvlc's own retain (a list adding
+    /// the media) and through the object's exported retain.
+    private static let hostSource = """
+        #define _GNU_SOURCE
+        #include <dlfcn.h>
+        #include <stdio.h>
+        #include <string.h>
+        #include <vlc/vlc.h>
+
+        int main(int argc, char **argv) {
+            void *fixes = RTLD_DEFAULT;
+        #ifndef LINKED
+            int flags = RTLD_NOW | (strcmp(argv[1], "global") == 0 ? RTLD_GLOBAL : RTLD_LOCAL);
+            fixes = dlopen(argv[2], flags);
+            if (fixes == NULL) { printf("dlopen failed: %s\\n", dlerror()); return 2; }
+        #endif
+            int (*prepare)(void) = (int (*)(void))dlsym(fixes, "mel_media_refcount_prepare");
+            int (*peek)(libvlc_media_t *) = (int (*)(libvlc_media_t *))dlsym(fixes, "mel_media_refcount_peek");
+            int (*bound)(const void *, const char *, const void *) =
+                (int (*)(const void *, const char *, const void *))dlsym(fixes, "mel_object_calls_bound_to");
+            const void *(*replacement)(int) = (const void *(*)(int))dlsym(fixes, "mel_media_refcount_replacement");
+            void (*retain)(libvlc_media_t *) = (void (*)(libvlc_media_t *))dlsym(fixes, "libvlc_media_retain");
+            void (*release)(libvlc_media_t *) = (void (*)(libvlc_media_t *))dlsym(fixes, "libvlc_media_release");
+            if (!prepare || !peek || !bound || !replacement || !retain || !release) { printf("dlsym failed\\n"); return 3; }
+            const char *args[] = {"--quiet", "--intf=dummy", "--aout=adummy", "--vout=dummy"};
+            libvlc_instance_t *vlc = libvlc_new(4, args);
+            if (vlc == NULL) { printf("libvlc_new failed\\n"); return 4; }
+            int mode = prepare();
+            void *libvlc = dlopen("libvlc.so.5", RTLD_LAZY | RTLD_NOLOAD);
+            int is_bound = bound(dlsym(libvlc, "libvlc_media_retain"), "libvlc_media_retain", replacement(0));
+            libvlc_media_t *media = libvlc_media_new_location(vlc, "file:///nonexistent.wav");
+            libvlc_media_list_t *list = libvlc_media_list_new(vlc);
+            libvlc_media_list_lock(list);
+            libvlc_media_list_add_media(list, media);
+            int during = peek(media);
+            libvlc_media_list_remove_index(list, 0);
+            libvlc_media_list_unlock(list);
+            int after = peek(media);
+            retain(media);
+            int retained = peek(media);
+            release(media);
+            printf("mode=%d bound=%d during=%d after=%d retained=%d\\n", mode, is_bound, during, after, retained);
+            libvlc_media_list_release(list);
+            libvlc_media_release(media);
+            libvlc_release(vlc);
+            return 0;
+        }
+        """
 }

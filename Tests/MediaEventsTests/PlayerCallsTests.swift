@@ -219,6 +219,69 @@ final class PlayerCallsTests: XCTestCase {
         }
     }
 
+    /// libvlc sends `SnapshotTaken` to every player of the library. Two players write into
+    /// one directory at the same moment, round after round: each call returns the file it
+    /// wrote (libvlc names the first player's, the second gives a name; the widths differ),
+    /// never the other's. Matched by path, the first player took the second's in most rounds.
+    func testSnapshot_whenTwoPlayersWriteIntoOneDirectory_eachReturnsItsOwnFile() async throws {
+        let directory = try TestMedia.directory(name: "shared-snapshots")
+        for mode in DispatchMode.allCases {
+            guard let (first, firstLog, firstToken) = startPlaying(SharedMedia.movie, mode: mode) else { continue }
+            guard let (second, secondLog, secondToken) = startPlaying(SharedMedia.movie, mode: mode) else { continue }
+            for log in [firstLog, secondLog] {
+                XCTAssertTrue(
+                    log.entries.wait(timeout: 10) { $0.event.same(as: .voutChanged(count: 1)) },
+                    "\(mode): no Vout(1); \(log.names)")
+            }
+            for round in 0..<8 {
+                let named = directory.appendingPathComponent("second-\(mode)-\(round).png").path
+                let (firstPath, secondPath) = try await withTimeout(30) {
+                    async let firstPath = first.takeSnapshot(to: directory.path, width: 80)
+                    async let secondPath = second.takeSnapshot(to: named, width: 48)
+                    return try await (firstPath, secondPath)
+                }
+                XCTAssertEqual(secondPath, named, "\(mode) round \(round)")
+                XCTAssertTrue(
+                    URL(fileURLWithPath: firstPath).lastPathComponent.hasPrefix("vlcsnap-"),
+                    "\(mode) round \(round): the first player got \(firstPath)")
+                XCTAssertEqual(try pngWidth(firstPath), 80, "\(mode) round \(round): \(firstPath)")
+                XCTAssertEqual(try pngWidth(secondPath), 48, "\(mode) round \(round): \(secondPath)")
+            }
+            await stopAndSettle(second, secondToken)
+            await stopAndSettle(first, firstToken)
+        }
+    }
+
+    /// libvlc's `take_snapshot` returns 0 when it cannot write the file too; it only logs why
+    /// (and sends no event). That is a failure of the call, at once, not a wait for an event
+    /// that never comes.
+    func testSnapshot_whenThePathCannotBeWritten_throwsOperationFailed() async throws {
+        for mode in DispatchMode.allCases {
+            guard let (player, log, token) = startPlaying(SharedMedia.movie, mode: mode) else { continue }
+            XCTAssertTrue(
+                log.entries.wait(timeout: 10) { $0.event.same(as: .voutChanged(count: 1)) },
+                "\(mode): no Vout(1); \(log.names)")
+            let path = try TestMedia.missing(name: "no-such-directory/none.png").path
+            do {
+                _ = try await withTimeout(30) { try await player.takeSnapshot(to: path, timeout: .seconds(3)) }
+                XCTFail("\(mode): a snapshot to \(path) was taken")
+            } catch let error as VLCError {
+                guard case .operationFailed = error else { return XCTFail("\(mode): \(error)") }
+            } catch {
+                XCTFail("\(mode): \(error)")
+            }
+            XCTAssertFalse(FileManager.default.fileExists(atPath: path))
+            await stopAndSettle(player, token)
+        }
+    }
+
+    /// The width of a PNG file, from its header.
+    private func pngWidth(_ path: String) throws -> Int {
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)).prefix(24))
+        guard bytes.count == 24, bytes.prefix(4) == [0x89, 0x50, 0x4E, 0x47] else { return -1 }
+        return bytes[16..<20].reduce(0) { $0 << 8 | Int($1) }
+    }
+
     func testSnapshot_whenNoVideoOutput_throwsOperationFailed() async throws {
         let player = VLCMediaPlayer(library: TestLibrary.shared)
         let path = try TestMedia.directory(name: "no-snapshot").appendingPathComponent("none.png").path

@@ -98,7 +98,7 @@ final class ReentrancyCasesTests: XCTestCase {
                     var n = 0
                     while !race.stop.load(ordering: .acquiring) {
                         sendStart.round.store(returned.round.load(ordering: .acquiring), ordering: .relaxed)
-                        media.setMeta(.title, n & 1 == 0 ? "even" : "odd")
+                        media.setMetaOnCallingThread(.title, n & 1 == 0 ? "even" : "odd")
                         n += 1
                         if n & 3 == 0 { sched_yield() }
                     }
@@ -377,7 +377,7 @@ final class ReentrancyCasesTests: XCTestCase {
         runWithDeadline(120, "FIFO on an async queue") {
             // (a) event, then block: the block must see the event delivered.
             for i in 0..<iterations {
-                media.setMeta(.title, i & 1 == 0 ? "a0" : "a1")
+                media.setMetaOnCallingThread(.title, i & 1 == 0 ? "a0" : "a1")
                 let expected = i + 1
                 q.queue.async { if delivered.count < expected { eventFirstViolations.increment() } }
             }
@@ -387,7 +387,7 @@ final class ReentrancyCasesTests: XCTestCase {
             var base = delivered.count
             for i in 0..<iterations {
                 if i % 20 == 0 { q.queue.sync {} }
-                media.setMeta(.title, i & 1 == 0 ? "s0" : "s1")
+                media.setMetaOnCallingThread(.title, i & 1 == 0 ? "s0" : "s1")
                 let expected = base + i + 1
                 q.queue.async { if delivered.count < expected { burstViolations.increment() } }
             }
@@ -398,7 +398,7 @@ final class ReentrancyCasesTests: XCTestCase {
             for i in 0..<iterations {
                 let before = base + i
                 q.queue.async { if delivered.count > before { lingerOvertakes.increment() } }
-                media.setMeta(.title, i & 1 == 0 ? "b0" : "b1")
+                media.setMetaOnCallingThread(.title, i & 1 == 0 ? "b0" : "b1")
             }
             q.queue.sync {}
             XCTAssertTrue(waitUntil(10) { delivered.count == base + iterations })
@@ -409,7 +409,7 @@ final class ReentrancyCasesTests: XCTestCase {
                 q.queue.sync {}
                 usleep(1100)
                 q.queue.async { if delivered.count > before { idleViolations.increment() } }
-                media.setMeta(.title, i & 1 == 0 ? "c0" : "c1")
+                media.setMetaOnCallingThread(.title, i & 1 == 0 ? "c0" : "c1")
                 _ = waitUntil(5, poll: 0.0001) { delivered.count == before + 1 }
             }
             q.queue.sync {}
@@ -669,6 +669,246 @@ final class ReentrancyCasesTests: XCTestCase {
             for reading in readings.values {
                 XCTAssertNotEqual(reading.state, .error, "\(mode)")
             }
+        }
+    }
+
+    // MARK: 11. A second wrapper's sub-items, on the queue the sub-item list waits for
+
+    /// libvlc's preparser adds each sub-item holding the sub-item list's lock and, while it
+    /// holds it, waits for a synchronous queue to deliver the list's item events. The list was
+    /// made by one wrapper of the media; a handler of another object on that queue reads the
+    /// `subItems` of another wrapper of the same media (the one a `MediaChanged` carries, a
+    /// list's item, the user's own), its first: making a second list wrapper took that lock
+    /// again, and the queue and the preparser waited for each other. One wrapper per native
+    /// list: the second wrapper reads the first's.
+    func testSubItems_whenASecondWrapperReadsThemOnTheQueueTheSubItemListWaitsFor_answerWithoutHang() throws {
+        let entries = 3
+        let queue = MarkedQueue(label: "cases.second-wrapper")
+        let mark = QueueIdentity.mark(queue.queue)
+        let configuration = EventsQueueConfiguration(queue: queue.queue, isAsync: false)
+        for round in 0..<3 {
+            let url = try playlist("second-wrapper-\(round).m3u", entries: entries)
+            let answers = Recorder<(waited: Bool, count: Int)>()
+            let parsed = Recorder<ParsedStatus>()
+            let finished = runWithDeadline(40, "round \(round): a second wrapper's subItems on the list's queue") {
+                // The user's wrapper: its own events inline, so that only the sub-item list's
+                // events go to the queue.
+                let media = makeMedia(url, configuration: EventsDefaultConfiguration())
+                let mediaToken = media.observe(.parsedChanged) { event in
+                    if case .parsedChanged(let status) = event, status != .none { parsed.record(status) }
+                }
+                // Another wrapper of the same media makes the list, delivered on the queue.
+                let listMaker = VLCMedia(retaining: media.native.raw, configuration: configuration)
+                let listToken = listMaker.subItemList.observe(.itemAdded) { _ in }
+                // A handler of another object runs on the queue when the preparser starts
+                // waiting for it, holding the sub-item list's lock.
+                let other = VLCMediaList(library: TestLibrary.shared, configuration: configuration)
+                let running = DispatchSemaphore(value: 0)
+                let otherToken = other.observe(.itemAdded) { _ in
+                    running.signal()
+                    let waited = waitUntil(20) { mark.syncWaiters.load(ordering: .acquiring) > 0 }
+                    answers.record((waited, media.subItems.count))
+                }
+                other.append(makeMedia(SharedMedia.shortWAV))
+                XCTAssertEqual(running.wait(timeout: .now() + 20), .success, "round \(round): no itemAdded")
+                do { try media.startParsing() } catch { XCTFail("startParsing: \(error)") }
+                XCTAssertTrue(parsed.wait(forCount: 1, timeout: 30), "round \(round): no ParsedChanged")
+                XCTAssertEqual(media.subItems.count, entries, "round \(round)")
+                XCTAssertTrue(media.subItemList === listMaker.subItemList, "round \(round): two sub-item lists")
+                otherToken.cancel()
+                listToken.cancel()
+                mediaToken.cancel()
+            }
+            // A deadlocked round leaves its threads stuck: no later round can tell anything.
+            guard finished else { return }
+            XCTAssertEqual(
+                answers.values.map(\.waited), [true], "round \(round): the preparser never waited for the queue")
+        }
+    }
+
+    // MARK: 12. waitForPendingTeardowns after dropping another wrapper of the sender
+
+    /// A media handler (inline, or on a synchronous queue while libvlc's thread waits) drops
+    /// a second, subscribed wrapper of that same media, then waits for teardowns. The second
+    /// wrapper's teardown detaches from the media's event manager, whose lock the sending
+    /// thread holds until the handler returns: queued at once, it held up the teardown queue
+    /// and the wait ran out its whole timeout. It is queued once the handler has returned, and
+    /// the wait leaves it out, as it leaves out the objects being delivered.
+    func testWaitForPendingTeardowns_whenASubscribedSecondWrapperOfTheSenderIsDroppedInItsHandler_returnsAtOnce() {
+        for mode in DispatchMode.allCases {
+            let (configuration, _) = mode.make(label: "cases.second-wrapper-teardown")
+            let results = Recorder<(ok: Bool, seconds: Double, otherGone: Bool)>()
+            let secondFreed = Counter()
+            runWithDeadline(40, "\(mode): waitForPendingTeardowns after dropping a second wrapper") {
+                let media = makeMedia(SharedMedia.shortWAV, configuration: configuration)
+                let second = Box<VLCMedia>(VLCMedia(retaining: media.native.raw, configuration: configuration))
+                // Subscribed: its listener is attached to the same event manager.
+                let secondToken = second.current!.observe(.metaChanged, onCompletion: { secondFreed.increment() }) {
+                    _ in
+                }
+                let other = Box<VLCMedia>(makeMedia(SharedMedia.shortWAV))
+                let weakOther = WeakBox(other.current!)
+                let fired = Counter()
+                let token = media.observe(.metaChanged) { _ in
+                    guard fired.increment() == 1 else { return }
+                    second.clear()
+                    other.clear()
+                    let start = DispatchTime.now()
+                    let ok = VLCLibrary.waitForPendingTeardowns(timeout: 5)
+                    let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+                    results.record((ok, seconds, weakOther.value == nil))
+                }
+                // libvlc sends MetaChanged from inside this call, on this thread.
+                media.setMetaOnCallingThread(.title, "drop the second wrapper")
+                XCTAssertTrue(results.wait(forCount: 1, timeout: 30), "\(mode): no MetaChanged")
+                token.cancel()
+                _ = secondToken
+            }
+            XCTAssertTrue(
+                secondFreed.wait(forAtLeast: 1, timeout: 20), "\(mode): the second wrapper was never torn down")
+            XCTAssertTrue(VLCLibrary.waitForPendingTeardowns(timeout: 20), "\(mode)")
+            let result = results.values.first
+            XCTAssertEqual(result?.ok, true, "\(mode): returned false after \(result?.seconds ?? -1) s")
+            XCTAssertLessThan(result?.seconds ?? 99, 4, "\(mode): waited for the second wrapper's detach")
+            XCTAssertEqual(result?.otherGone, true, "\(mode): another dropped media was not torn down meanwhile")
+        }
+    }
+
+    /// The same for a `FailureCauseRecorder`, whose listeners are on its player's event
+    /// manager, dropped in a handler of that player (`MediaChanged`, sent from inside the
+    /// queued `set_media` with the player's event lock held).
+    func testWaitForPendingTeardowns_whenAFailureCauseRecorderIsDroppedInItsPlayersHandler_returnsAtOnce() {
+        for mode in DispatchMode.allCases {
+            let (configuration, _) = mode.make(label: "cases.recorder-teardown")
+            let results = Recorder<(ok: Bool, seconds: Double)>()
+            runWithDeadline(40, "\(mode): waitForPendingTeardowns after dropping a recorder") {
+                let player = VLCMediaPlayer(library: TestLibrary.shared, configuration: configuration)
+                let recorder = Box<FailureCauseRecorder>(FailureCauseRecorder(player: player))
+                let fired = Counter()
+                let token = player.observe(.mediaChanged) { _ in
+                    guard fired.increment() == 1 else { return }
+                    recorder.clear()
+                    let start = DispatchTime.now()
+                    let ok = VLCLibrary.waitForPendingTeardowns(timeout: 5)
+                    results.record((ok, Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9))
+                }
+                player.media = makeMedia(SharedMedia.shortWAV)
+                XCTAssertTrue(results.wait(forCount: 1, timeout: 30), "\(mode): no MediaChanged")
+                token.cancel()
+            }
+            let result = results.values.first
+            XCTAssertEqual(result?.ok, true, "\(mode): returned false after \(result?.seconds ?? -1) s")
+            XCTAssertLessThan(result?.seconds ?? 99, 4, "\(mode): waited for the recorder's detach")
+        }
+    }
+
+    // MARK: 13. setMeta from a queue that the delivery queue targets
+
+    /// The media's events are delivered synchronously on `top`, which targets `base`. A block
+    /// of `base` runs while a thread that set the title holds the media's event lock and waits
+    /// for `top` (which cannot run before that block ends); the block sets the artist. Called
+    /// directly, that set waited for the event lock: deadlock (libdispatch does not tell that
+    /// `top` targets `base`, so the block could not be recognized). `setMeta` is now always
+    /// queued on the media's control queue, and `meta(_:)` answers the new value at once.
+    func testSetMeta_whenCalledFromABlockOfTheQueueTheDeliveryQueueTargets_neitherWaitsNorLosesTheValue() {
+        let base = DispatchQueue(label: "cases.setmeta.base")
+        let top = DispatchQueue(label: "cases.setmeta.top", target: base)
+        let mark = QueueIdentity.mark(top)
+        let media = makeMedia(SharedMedia.shortWAV, configuration: EventsQueueConfiguration(queue: top, isAsync: false))
+        let keys = Recorder<MetaKey>()
+        let token = media.observe(.metaChanged) { event in
+            if case .metaChanged(let key) = event { keys.record(key) }
+        }
+        let waited = Locked(false)
+        let finished = runWithDeadline(30, "setMeta from a block of the targeted queue") {
+            let running = DispatchSemaphore(value: 0)
+            let done = DispatchSemaphore(value: 0)
+            base.async {
+                running.signal()
+                waited.withLock { $0 = waitUntil(10) { mark.syncWaiters.load(ordering: .acquiring) > 0 } }
+                media.setMeta(.artist, "from base")
+                XCTAssertEqual(media.meta(.artist), "from base")
+                done.signal()
+            }
+            running.wait()
+            media.setMeta(.title, "from a thread")
+            XCTAssertEqual(media.meta(.title), "from a thread")
+            done.wait()
+        }
+        XCTAssertTrue(finished)
+        XCTAssertTrue(waited.withLock { $0 }, "no delivery waited for the queue while the block ran")
+        XCTAssertTrue(keys.wait(timeout: 10) { $0 == .artist }, "\(keys.values)")
+        XCTAssertEqual(keys.values.filter { $0 == .title || $0 == .artist }, [.title, .artist])
+        XCTAssertEqual(media.meta(.artist), "from base")
+        XCTAssertEqual(media.meta(.title), "from a thread")
+        token.cancel()
+    }
+
+    // MARK: 14. Making players in a handler while a snapshot is being taken
+
+    /// While one player takes a snapshot, libvlc's `snapshot-file` callback sends
+    /// `SnapshotTaken` to every player of the library in turn, taking each one's event lock;
+    /// `libvlc_media_player_new` (also inside `libvlc_media_list_player_new`) waits for that
+    /// callback. A handler of another player holds that player's event lock: making a player
+    /// there deadlocked (the callback waits for the handler, the handler for the callback). Here
+    /// a bystander's `SnapshotTaken` tells the handler that the callback runs; the handler then
+    /// makes a player and a list player. Their native objects are made on their control queues
+    /// once the handler has returned, and they work.
+    func testPlayerInit_whenCalledInAHandlerWhileASnapshotIsBeingTaken_returnsAndThePlayerWorks() async throws {
+        for mode in [DispatchMode.inline, .queueSync] {
+            let (configuration, _) = mode.make(label: "cases.snapshot-players")
+            let library = try VLCLibrary()
+            let directory = try TestMedia.directory(name: "snapshot-players-\(mode)")
+            // Made in this order: the callback visits the bystander before the holder. The
+            // bystander's handler runs off the holder's queue (inline: from the queue its
+            // SnapshotTaken takes), so that it can tell while the holder's handler waits.
+            let bystander = VLCMediaPlayer(library: library, configuration: EventsDefaultConfiguration())
+            let holder = VLCMediaPlayer(library: library, configuration: configuration)
+            let shooter = VLCMediaPlayer(library: library, configuration: configuration)
+            let callbackRuns = DispatchSemaphore(value: 0)
+            let bystanderToken = bystander.observe(.snapshotTaken) { _ in callbackRuns.signal() }
+            let inHandler = DispatchSemaphore(value: 0)
+            let made = Locked<(VLCMediaPlayer, VLCMediaListPlayer)?>(nil)
+            let sawCallback = Locked(false)
+            let fired = Counter()
+            let holderToken = holder.observe(.mediaChanged) { _ in
+                guard fired.increment() == 1 else { return }
+                inHandler.signal()
+                sawCallback.withLock { $0 = callbackRuns.wait(timeout: .now() + 15) == .success }
+                let player = VLCMediaPlayer(library: library, configuration: configuration)
+                let listPlayer = VLCMediaListPlayer(library: library, configuration: configuration)
+                made.withLock { $0 = (player, listPlayer) }
+            }
+            let shots = EventLog<MediaPlayerEvent>()
+            let shooterToken = shooter.observe { shots.record($0) }
+            shooter.media = VLCMedia(path: SharedMedia.movie.path, library: library)
+            shooter.play()
+            XCTAssertTrue(
+                shots.entries.wait(timeout: 20) { $0.event.same(as: .voutChanged(count: 1)) }, "\(mode): \(shots.names)"
+            )
+            holder.media = VLCMedia(path: SharedMedia.shortWAV.path, library: library)
+            XCTAssertEqual(inHandler.wait(timeout: .now() + 20), .success, "\(mode): no MediaChanged")
+            let path = try await withTimeout(20) {
+                try await shooter.takeSnapshot(to: directory.appendingPathComponent("shot.png").path)
+            }
+            XCTAssertTrue(path.hasSuffix("shot.png"), "\(mode): \(path)")
+            XCTAssertTrue(sawCallback.withLock { $0 }, "\(mode): the handler did not run while the callback ran")
+            let (player, listPlayer) = try XCTUnwrap(made.withLock { $0 }, "\(mode): the handler made nothing")
+            // Both work once made: the player plays to its end, the list player plays a list.
+            player.media = VLCMedia(path: SharedMedia.shortWAV.path, library: library)
+            let end = try await withTimeout(20) { try await player.playToEnd(timeout: .seconds(15)) }
+            XCTAssertEqual(end.kind, .endReached, "\(mode)")
+            let played = Recorder<MediaListPlayerEvent.Kind>()
+            let listToken = listPlayer.observe(.played) { played.record($0.kind) }
+            listPlayer.mediaList = VLCMediaList(
+                media: [VLCMedia(path: SharedMedia.shortWAV.path, library: library)], library: library)
+            listPlayer.play()
+            XCTAssertTrue(played.wait(forCount: 1, timeout: 20), "\(mode): the list player played nothing")
+            try await withTimeout(20) { await shooter.stopAndWait() }
+            listToken.cancel()
+            shooterToken.cancel()
+            holderToken.cancel()
+            bystanderToken.cancel()
         }
     }
 }

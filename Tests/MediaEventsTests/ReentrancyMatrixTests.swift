@@ -136,6 +136,14 @@ final class MatrixWorld: Sendable {
     let media: Box<VLCMedia>
     let list: Box<VLCMediaList>
     let listPlayer: Box<VLCMediaListPlayer>
+    /// The media the player's last `MediaChanged` carried: a second wrapper of `media` (or of
+    /// a list item), made by MediaEvents for the event.
+    let payload: Box<VLCMedia>
+    /// Another wrapper of `media`, subscribed before the scenario starts (its listeners are on
+    /// the same event manager).
+    let second: Box<VLCMedia>
+    /// What the scenario's stalling stream did (a stream media whose read waits for data).
+    let stall = StallRecord()
     /// Subscriptions made by members, and tasks they started, settled at the end of the run.
     let tokens = Locked<[EventSubscription]>([])
     let tasks = Locked<[(String, Task<Void, Never>)]>([])
@@ -150,6 +158,8 @@ final class MatrixWorld: Sendable {
         media = Box(nil)
         list = Box(nil)
         listPlayer = Box(nil)
+        payload = Box(nil)
+        second = Box(nil)
     }
 
     /// Where snapshots taken from handlers go.
@@ -174,6 +184,8 @@ final class MatrixWorld: Sendable {
         player.clear()
         list.clear()
         media.clear()
+        payload.clear()
+        second.clear()
     }
 }
 
@@ -201,22 +213,15 @@ struct MatrixMember: Sendable {
         "player.setAudioOutputDevice", "player.setVolumeAndWait", "player.setMutedAndWait",
     ]
 
-    static let all: [MatrixMember] = player + playerMediaCalls + media + list + listPlayer + library
+    static let all: [MatrixMember] =
+        player + playerMediaCalls + media + secondWrappers + list + listPlayer + library
 
-    /// Members that make a native player (`libvlc_media_player_new`, also inside
-    /// `libvlc_media_list_player_new`): it waits for a running `snapshot-file` callback of the
-    /// library, which waits for the event lock of every player it sends `SnapshotTaken` to. A
-    /// handler (inline, or synchronous) holds that lock: making a player in it while a snapshot
-    /// is being taken deadlocks in libvlc. A documented limit (README, SendSites.md): they are
-    /// not run together with snapshots.
-    static let makesPlayers: Set<String> = ["new VLCMediaPlayer + drop", "listPlayer.init(mediaPlayer:)"]
-
-    /// The runs of members that leave the scenario as it is: one, or, where snapshots are
-    /// taken (video), one without snapshots and one without the members that make players.
+    /// The runs of members that leave the scenario as it is: one. (Members that make players,
+    /// `libvlc_media_player_new` inside, run together with snapshots: made in a handler, the
+    /// native player is created on its control queue, never while the library's
+    /// `snapshot-file` callback waits for that handler's event lock.)
     static func calmRuns(_ scenario: MatrixScenario) -> [[MatrixMember]] {
-        let calm = all.filter { !$0.perturbs }
-        guard scenario == .videoPlayback else { return [calm] }
-        return [calm.filter { $0.name != "player.takeSnapshot" }, calm.filter { !makesPlayers.contains($0.name) }]
+        [all.filter { !$0.perturbs }]
     }
 
     /// Starts `call` on the world's player as a task the run waits for.
@@ -345,6 +350,29 @@ struct MatrixMember: Sendable {
         },
     ]
 
+    /// Other wrappers of the scenario's media: the one a `MediaChanged` carries, and one
+    /// subscribed before the scenario (their listeners share the media's event manager, their
+    /// sub-items the media's one list).
+    static let secondWrappers: [MatrixMember] = [
+        .init("payload.mrl") { _ = $0.payload.current?.mrl },
+        .init("payload.meta") { _ = $0.payload.current?.meta(.title) },
+        .init("payload.subItems") { _ = $0.payload.current?.subItems },
+        .init("payload.subItemList.count") { _ = $0.payload.current?.subItemList.count },
+        .init("payload.streamFailure") { _ = $0.payload.current?.streamFailure },
+        .init("payload.observe+cancel") { $0.payload.current?.observe { _ in }.cancel() },
+        .init("second.subItems") { _ = $0.second.current?.subItems },
+        .init("second.state") { _ = $0.second.current?.state },
+        // From a handler of the media's own events that libvlc sends with its event lock held
+        // (the second wrapper's detach needs that lock): the case that made the wait run out.
+        .init("second.drop + waitForPendingTeardowns") { world in
+            guard let second = world.second.current, DeliveryContext.isDelivering(from: second.native.raw) else {
+                return
+            }
+            world.second.clear()
+            _ = VLCLibrary.waitForPendingTeardowns(timeout: 0.2)
+        },
+    ]
+
     static let list: [MatrixMember] = [
         .init("list.count") { _ = $0.list.current?.count },
         .init("list.items") { _ = $0.list.current?.items },
@@ -408,7 +436,10 @@ struct MatrixMember: Sendable {
 
 /// What provokes the events of a run.
 enum MatrixScenario: String, CaseIterable, Sendable, CustomStringConvertible {
-    case playback, videoPlayback, streamPlayback, playlistParse, listEdits, listPlayer
+    /// `stalledStream`: a stream media whose `read` waits for data that never comes, once it
+    /// has served the start of a WAV; the run ends once the read waits, and its `stop` (and
+    /// every member that stops, sets the media or drops the player) must cancel that read.
+    case playback, videoPlayback, streamPlayback, stalledStream, playlistParse, listEdits, listPlayer
 
     var description: String { rawValue }
 
@@ -417,6 +448,8 @@ enum MatrixScenario: String, CaseIterable, Sendable, CustomStringConvertible {
         switch self {
         case .playback, .videoPlayback, .streamPlayback:
             ["player MediaPlayerEndReached", "player MediaPlayerEncounteredError"]
+        // Never ends by itself: the run ends when the read waits (see `MatrixRun.execute`).
+        case .stalledStream: []
         case .playlistParse: ["media MediaParsedChanged"]
         case .listEdits: ["list MediaListItemDeleted"]
         case .listPlayer: ["listPlayer MediaListPlayerPlayed", "listPlayer MediaListPlayerStopped"]
@@ -435,6 +468,8 @@ enum MatrixScenario: String, CaseIterable, Sendable, CustomStringConvertible {
                 MatrixCell(member: "player.isPlaying", event: "media MediaMetaChanged"),
                 MatrixCell(member: "media.setMeta", event: "media MediaMetaChanged"),
                 MatrixCell(member: "player.media", event: "player MediaPlayerMediaChanged"),
+                MatrixCell(member: "second.drop + waitForPendingTeardowns", event: "media MediaMetaChanged"),
+                MatrixCell(member: "payload.subItems", event: "player MediaPlayerMediaChanged"),
             ]
         case .videoPlayback:
             // Video, tracks, chapters, and an audio output with a volume (ALSA null).
@@ -447,11 +482,18 @@ enum MatrixScenario: String, CaseIterable, Sendable, CustomStringConvertible {
             ]
         case .streamPlayback:
             [MatrixCell(member: "player.media", event: "player MediaPlayerPlaying")]
+        case .stalledStream:
+            [
+                MatrixCell(member: "payload.streamFailure", event: "player MediaPlayerMediaChanged"),
+                // The read waits while libvlc still probes the stream.
+                MatrixCell(member: "player.state", event: "player MediaPlayerOpening"),
+            ]
         case .playlistParse:
             // The sub-item list's ItemAdded comes with that list's lock held.
             [
                 MatrixCell(member: "media.subItems", event: "subitems MediaListItemAdded"),
                 MatrixCell(member: "media.subItemList.count", event: "media MediaSubItemAdded"),
+                MatrixCell(member: "second.subItems", event: "subitems MediaListItemAdded"),
             ]
         case .listEdits:
             [
@@ -564,6 +606,22 @@ final class MatrixRun: Sendable {
         source.observe { [weak self] event in self?.handle(name, event.name) }
     }
 
+    /// Keeps the media of each `MediaChanged` as the world's `payload`; subscribed before the
+    /// run's own handler, so that members called from that event find it.
+    private func keepPayloads(of player: VLCMediaPlayer) -> EventSubscription {
+        let world = world
+        return player.observe(.mediaChanged) { event in
+            if case .mediaChanged(let media?) = event { world.payload.set(media) }
+        }
+    }
+
+    /// Another wrapper of `media`, subscribed now, outside any handler (so it is attached).
+    private func subscribeSecondWrapper(of media: VLCMedia) -> [EventSubscription] {
+        let second = VLCMedia(retaining: media.native.raw, configuration: world.mediaConfiguration)
+        world.second.set(second)
+        return [second.observe { _ in }]
+    }
+
     /// Whether nothing more will happen by itself: the players are stopped, paused, ended or
     /// failed (or gone), so only a new control call could send more events.
     private var isAtRest: Bool {
@@ -611,21 +669,29 @@ final class MatrixRun: Sendable {
         var tokens: [EventSubscription] = []
         let world = world
         switch scenario {
-        case .playback, .videoPlayback, .streamPlayback:
+        case .playback, .videoPlayback, .streamPlayback, .stalledStream:
             let player = VLCMediaPlayer(library: world.library, configuration: world.objects)
-            let media =
-                scenario == .streamPlayback
-                ? VLCMedia(data: MatrixWorld.bytes, library: world.library, configuration: world.mediaConfiguration)
-                : world.makeMedia(inputs[0])
+            let media: VLCMedia
+            switch scenario {
+            case .streamPlayback:
+                media = VLCMedia(
+                    data: MatrixWorld.bytes, library: world.library, configuration: world.mediaConfiguration)
+            case .stalledStream:
+                media = StallingStream.media(world.stall, configuration: world.mediaConfiguration)
+            default:
+                media = world.makeMedia(inputs[0])
+            }
             world.player.set(player)
             world.media.set(media)
-            tokens += [subscribe(player, as: "player"), subscribe(media, as: "media")]
+            tokens += [keepPayloads(of: player), subscribe(player, as: "player"), subscribe(media, as: "media")]
+            tokens += subscribeSecondWrapper(of: media)
             player.media = media
             player.play()
         case .playlistParse:
             let media = world.makeMedia(inputs[0])
             world.media.set(media)
             tokens += [subscribe(media, as: "media"), subscribe(media.subItemList, as: "subitems")]
+            tokens += subscribeSecondWrapper(of: media)
             world.start("scenario parse") { _ = try? await media.parse(timeout: .seconds(5)) }
         case .listEdits:
             let list = VLCMediaList(library: world.library, configuration: world.mediaConfiguration)
@@ -633,6 +699,7 @@ final class MatrixRun: Sendable {
             world.list.set(list)
             world.media.set(media)
             tokens += [subscribe(list, as: "list"), subscribe(media, as: "media")]
+            tokens += subscribeSecondWrapper(of: media)
             list.append(media)
             list.append(world.makeMedia(world.spare))
             list.remove(at: 1)
@@ -645,8 +712,8 @@ final class MatrixRun: Sendable {
             world.listPlayer.set(listPlayer)
             world.player.set(listPlayer.mediaPlayer)
             tokens += [
-                subscribe(listPlayer, as: "listPlayer"), subscribe(listPlayer.mediaPlayer, as: "player"),
-                subscribe(list, as: "list"),
+                subscribe(listPlayer, as: "listPlayer"), keepPayloads(of: listPlayer.mediaPlayer),
+                subscribe(listPlayer.mediaPlayer, as: "player"), subscribe(list, as: "list"),
             ]
             listPlayer.mediaList = list
             listPlayer.play()
@@ -659,6 +726,7 @@ final class MatrixRun: Sendable {
         let perturbs = members.contains { $0.perturbs }
         while Date() < start + 20 {
             RunLoop.main.run(until: Date() + 0.01)
+            if scenario == .stalledStream, world.stall.blocked.count > 0 { ended.withLock { $0 = true } }
             if busy.withLock({ $0 }) == 0, ended.withLock({ $0 }) { break }
             if perturbs, settle(until: start + 20), isAtRest { break }
         }

@@ -1,5 +1,5 @@
 import Foundation
-@testable import MediaEvents
+@_spi(Benchmarks) @testable import MediaEvents
 import XCTest
 
 /// Races on real threads released together. MediaMetaChanged is sent from inside `setMeta`
@@ -31,7 +31,7 @@ final class StressTests: XCTestCase {
                         atCancel.withLock { $0 = snapshot }
                         return
                     }
-                    for n in 0..<perSender { media.setMeta(.title, "\(index)-\(n)") }
+                    for n in 0..<perSender { media.setMetaOnCallingThread(.title, "\(index)-\(n)") }
                 }
                 queue?.queue.sync {}  // async mode: let queued deliveries run
                 let expected = senders * perSender
@@ -61,7 +61,7 @@ final class StressTests: XCTestCase {
             let senders = 4, perSender = 300, subscribers = 4, perSubscriber = 400
             startThreads(count: senders + subscribers, name: "storm") { index in
                 if index < senders {
-                    for n in 0..<perSender { media.setMeta(.artist, "\(n)") }
+                    for n in 0..<perSender { media.setMetaOnCallingThread(.artist, "\(n)") }
                 } else {
                     for n in 0..<perSubscriber {
                         let token = media.observe(.metaChanged) { _ in stormDeliveries.increment() }
@@ -102,7 +102,7 @@ final class StressTests: XCTestCase {
                     if index == 0 { holder.clear() }
                     guard let media = held[index].current else { return }
                     held[index].clear()
-                    for n in 0..<perSender { media.setMeta(.title, "\(n)") }
+                    for n in 0..<perSender { media.setMetaOnCallingThread(.title, "\(n)") }
                 }
                 XCTAssertTrue(completions.wait(forCount: 1, timeout: 20), "\(mode): no completion")
                 XCTAssertTrue(waitUntil(20) { weakMedia.value == nil }, "\(mode): media never freed")

@@ -1,5 +1,5 @@
 import Foundation
-@testable import MediaEvents
+@_spi(Benchmarks) @testable import MediaEvents
 import XCTest
 
 /// Many subscriptions on one object, cancelled in random order from real threads while
@@ -21,7 +21,7 @@ final class SubscriptionScalingTests: XCTestCase {
                 })
         }
         order.withLock { $0 = [] }
-        media.setMeta(.title, "all")
+        media.setMetaOnCallingThread(.title, "all")
         XCTAssertEqual(order.withLock { $0 }, Array(0..<count), "every subscription, in subscription order")
         order.withLock { $0 = nil }
         XCTAssertEqual(media.eventHub.sinkCount, count)
@@ -37,7 +37,7 @@ final class SubscriptionScalingTests: XCTestCase {
         let cancelling = Locked(true)
         let senderDone = DispatchSemaphore(value: 0)
         let sender = Thread {
-            while cancelling.withLock({ $0 }) { media.setMeta(.title, "during") }
+            while cancelling.withLock({ $0 }) { media.setMetaOnCallingThread(.title, "during") }
             senderDone.signal()
         }
         sender.start()
@@ -57,7 +57,7 @@ final class SubscriptionScalingTests: XCTestCase {
         XCTAssertEqual(senderDone.wait(timeout: .now() + 60), .success, "the sender's last event never ended")
         let before = hits.withLock { $0 }
         order.withLock { $0 = [] }
-        media.setMeta(.title, "half")
+        media.setMetaOnCallingThread(.title, "half")
         let after = hits.withLock { $0 }
         let live = Set(secondHalf)
         for index in 0..<count where after[index] - before[index] != (live.contains(index) ? 1 : 0) {
@@ -79,13 +79,13 @@ final class SubscriptionScalingTests: XCTestCase {
             })
         XCTAssertEqual(media.eventHub.sinkCount, 0)
         let settled = hits.withLock { $0 }
-        media.setMeta(.title, "none")
+        media.setMetaOnCallingThread(.title, "none")
         XCTAssertEqual(hits.withLock { $0 }, settled, "no cancelled subscription may receive an event")
 
         // The hub is usable again after it emptied.
         let again = Counter()
         let token = media.observe(.metaChanged) { _ in again.increment() }
-        media.setMeta(.title, "again")
+        media.setMetaOnCallingThread(.title, "again")
         XCTAssertEqual(again.count, 1)
         token.cancel()
     }

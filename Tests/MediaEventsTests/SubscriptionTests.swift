@@ -1,5 +1,5 @@
 import Foundation
-@testable import MediaEvents
+@_spi(Benchmarks) @testable import MediaEvents
 import XCTest
 
 /// `observe` / `EventSubscription`: cancellation, completion, lifetimes. MediaMetaChanged is
@@ -10,14 +10,14 @@ final class SubscriptionTests: XCTestCase {
         let media = makeMedia(SharedMedia.shortWAV)
         let seen = Counter()
         let token = media.observe(.metaChanged) { _ in seen.increment() }
-        media.setMeta(.title, "a")
+        media.setMetaOnCallingThread(.title, "a")
         XCTAssertEqual(seen.count, 1)
         XCTAssertTrue(token.isActive)
         token.cancel()
         token.cancel()
         XCTAssertFalse(token.isActive)
         XCTAssertEqual(media.eventHub.sinkCount, 0)
-        media.setMeta(.title, "b")
+        media.setMetaOnCallingThread(.title, "b")
         XCTAssertEqual(seen.count, 1)
     }
 
@@ -41,10 +41,10 @@ final class SubscriptionTests: XCTestCase {
         var token: EventSubscription? = media.observe(.metaChanged, onCompletion: { completions.increment() }) { _ in
             seen.increment()
         }
-        media.setMeta(.title, "a")
+        media.setMetaOnCallingThread(.title, "a")
         XCTAssertNotNil(token)
         token = nil
-        media.setMeta(.title, "b")
+        media.setMetaOnCallingThread(.title, "b")
         XCTAssertEqual(seen.count, 1)
         XCTAssertEqual(media.eventHub.sinkCount, 0)
         XCTAssertEqual(completions.count, 0, "a cancelled subscription must not complete")
@@ -62,7 +62,7 @@ final class SubscriptionTests: XCTestCase {
                     tokenBox.current?.cancel()
                 })
             runWithDeadline(20, "\(mode): cancel inside the handler") {
-                for _ in 0..<5 { media.setMeta(.title, "x") }
+                for _ in 0..<5 { media.setMetaOnCallingThread(.title, "x") }
                 if let queue = configuration.dispatchQueue { queue.sync {} }
             }
             XCTAssertEqual(seen.count, 1, "\(mode)")
@@ -122,7 +122,7 @@ final class SubscriptionTests: XCTestCase {
                 if case .metaChanged(let key) = event { log.record(key.rawValue) }
             }
         }
-        for key in MetaKey.orderedSample { media.setMeta(key, "v") }
+        for key in MetaKey.orderedSample { media.setMetaOnCallingThread(key, "v") }
         let expected = MetaKey.orderedSample.map(\.rawValue)
         XCTAssertTrue(logs.allSatisfy { $0.values == expected })
         tokens.forEach { $0.cancel() }
@@ -135,7 +135,7 @@ final class SubscriptionTests: XCTestCase {
         let state = Counter()
         let metaToken = media.observe(.metaChanged) { _ in meta.increment() }
         let stateToken = media.observe(.stateChanged) { _ in state.increment() }
-        media.setMeta(.title, "x")
+        media.setMetaOnCallingThread(.title, "x")
         XCTAssertEqual(meta.count, 1)
         XCTAssertEqual(state.count, 0)
         metaToken.cancel()
@@ -156,7 +156,7 @@ final class SubscriptionTests: XCTestCase {
                 innerTokens.record(media.observe(.metaChanged) { _ in inner.increment() })
             }
             runWithDeadline(20, "\(mode): observe inside a handler") {
-                for _ in 0..<4 { media.setMeta(.title, "x") }
+                for _ in 0..<4 { media.setMetaOnCallingThread(.title, "x") }
                 if let queue = configuration.dispatchQueue { queue.sync {} }
             }
             XCTAssertEqual(innerTokens.count, 1, "\(mode)")
@@ -183,13 +183,13 @@ final class SubscriptionTests: XCTestCase {
             // The queue is held while libvlc sends, so an asynchronous delivery waits on it.
             if mode == .queueAsync { queue?.queue.async { gate.wait() } }
             runWithDeadline(20, "\(mode): sent before observe") {
-                media.setMeta(.title, "sent before")
+                media.setMetaOnCallingThread(.title, "sent before")
                 let lateToken = media.observe(.metaChanged) { late.record($0) }
                 gate.signal()
                 queue?.queue.sync {}
                 XCTAssertEqual(early.count(of: .metaChanged), 1, "\(mode)")
                 XCTAssertEqual(late.count(of: .metaChanged), mode == .queueAsync ? 1 : 0, "\(mode)")
-                media.setMeta(.title, "sent after")
+                media.setMetaOnCallingThread(.title, "sent after")
                 queue?.queue.sync {}
                 XCTAssertEqual(early.count(of: .metaChanged), 2, "\(mode)")
                 XCTAssertEqual(late.count(of: .metaChanged), mode == .queueAsync ? 2 : 1, "\(mode)")
@@ -206,7 +206,7 @@ final class SubscriptionTests: XCTestCase {
         var media: VLCMedia? = makeMedia(SharedMedia.shortWAV)
         let weakMedia = WeakBox(media!)
         let token = media!.observe(onCompletion: { completions.increment() }) { _ in }
-        media!.setMeta(.title, "x")
+        media!.setMetaOnCallingThread(.title, "x")
         media = nil
         // The delivery's own reference is dropped on the release queue, shortly after.
         XCTAssertTrue(waitUntil(20) { weakMedia.value == nil }, "the subscription kept the media alive")

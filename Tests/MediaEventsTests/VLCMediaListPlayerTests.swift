@@ -205,6 +205,41 @@ final class VLCMediaListPlayerTests: XCTestCase {
         playerToken.cancel()
     }
 
+    /// libvlc 3's `play_item_at_index` does not check the index: past the end it keeps an
+    /// invalid current item, plays the player's media (the last item) again, and the list
+    /// player then reports the end of the list. Here an index out of range changes nothing:
+    /// after such calls the next valid one is the first thing that plays.
+    func testPlayAtIndex_whenIndexIsOutOfRange_changesNothing() throws {
+        let library = try VLCLibrary()
+        let (list, _) = try wavList(2, library)
+        let listPlayer = VLCMediaListPlayer(library: library)
+        listPlayer.mediaList = list
+        let events = Recorder<String>()
+        let token = listPlayer.observe { events.record(Self.name($0)) }
+        let playerToken = listPlayer.mediaPlayer.observe(.mediaChanged, .opening, .endReached) { event in
+            switch event {
+            case .mediaChanged(let media?): events.record("player:" + URL(string: media.mrl)!.lastPathComponent)
+            case .opening: events.record("opening")
+            case .endReached: events.record("end")
+            default: break
+            }
+        }
+        listPlayer.play(at: 1)
+        XCTAssertTrue(events.wait(timeout: 30) { $0 == "MediaListPlayerPlayed" }, "\(events.values)")
+        listPlayer.stop()
+        XCTAssertTrue(events.wait(timeout: 30) { $0 == "MediaListPlayerStopped" }, "\(events.values)")
+        events.removeAll()
+        for index in [2, 3, 1_000, Int(Int32.max)] { listPlayer.play(at: index) }
+        listPlayer.play(at: 0)
+        XCTAssertTrue(events.wait(timeout: 30) { $0 == "MediaListPlayerPlayed" }, "\(events.values)")
+        XCTAssertEqual(
+            events.values.first, "player:item0.wav", "an index out of range played something: \(events.values)")
+        listPlayer.stop()
+        XCTAssertTrue(events.wait(timeout: 30) { $0 == "MediaListPlayerStopped" }, "\(events.values)")
+        token.cancel()
+        playerToken.cancel()
+    }
+
     /// libvlc 3's `play_item_at_index` and `play_item` read the list player's list without
     /// checking that it has one: in raw C, either call on a list player without a list dies of
     /// SIGSEGV at address 0xb0 (the missing list's item count). Here a call made before the

@@ -1,5 +1,5 @@
 import Foundation
-import MediaEvents
+@testable import MediaEvents
 import XCTest
 
 final class VLCVLMTests: XCTestCase {
@@ -188,6 +188,56 @@ final class VLCVLMTests: XCTestCase {
             XCTAssertTrue(events.values.contains(.instanceStatusEnd), "\(events.values)")
             // setOutput from Playing changed the media.
             XCTAssertEqual(events.values.filter { $0 == .mediaChanged }.count, 2, "\(events.values)")
+            token.cancel()
+        }
+    }
+
+    /// A `VLCVLM` of a library that has none yet, made inside a VLM handler of another library
+    /// (inline, and on a synchronous queue) while the new one's VLM queue is busy: opening the
+    /// VLM used to wait for that queue from the handler (here it would have waited for the
+    /// busy block, which waits for the handler). It returns at once; the VLM is opened on its
+    /// queue before the new object's calls, which then work and send their events.
+    func testInit_whenMadeInAVLMHandlerWhileTheVLMQueueIsBusy_returnsWithoutWaitingAndWorks() async throws {
+        let first = try VLCLibrary()
+        let input = try TestMedia.wav(seconds: 0.3).absoluteString
+        for (round, configuration) in [
+            EventsDefaultConfiguration() as any EventsConfiguring,
+            EventsQueueConfiguration(queue: DispatchQueue(label: "vlm.handler"), isAsync: false),
+        ].enumerated() {
+            let second = try VLCLibrary()
+            let handlerReturned = DispatchSemaphore(value: 0)
+            let blockSawHandlerReturn = Recorder<Bool>()
+            // The busy queue waits until the handler has returned (at most 20 s).
+            second.sharedVLM.control.async {
+                blockSawHandlerReturn.record(handlerReturned.wait(timeout: .now() + 20) == .success)
+            }
+            let vlm = try VLCVLM(library: first, configuration: configuration)
+            let made = Locked<VLCVLM?>(nil)
+            let failures = Recorder<String>()
+            let token = vlm.observe(.mediaAdded) { _ in
+                guard made.withLock({ $0 }) == nil else { return }
+                do {
+                    let other = try VLCVLM(library: second, configuration: configuration)
+                    made.withLock { $0 = other }
+                } catch {
+                    failures.record("\(error)")
+                }
+                handlerReturned.signal()
+            }
+            // Names of their own: the first library's VLM may outlive the round before.
+            vlm.addBroadcast(name: "trigger-\(round)", input: input, output: "#dummy")
+            XCTAssertTrue(
+                blockSawHandlerReturn.wait(forCount: 1, timeout: 30), "\(configuration): the busy block never ended")
+            XCTAssertEqual(blockSawHandlerReturn.values, [true], "\(configuration): the init waited for the VLM queue")
+            XCTAssertEqual(failures.values, [], "\(configuration)")
+            let other = try XCTUnwrap(made.withLock { $0 }, "\(configuration)")
+            let events = Recorder<VLMEvent.Kind>()
+            let otherToken = other.observe { events.record($0.kind) }
+            try await withTimeout(30) {
+                try await other.addBroadcastAndWait(name: "late", input: input, output: "#dummy")
+            }
+            XCTAssertTrue(events.wait(timeout: 10) { $0 == .mediaAdded }, "\(configuration): \(events.values)")
+            otherToken.cancel()
             token.cancel()
         }
     }

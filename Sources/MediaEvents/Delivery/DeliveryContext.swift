@@ -24,6 +24,13 @@ enum DeliveryContext {
         /// Whether a libvlc thread waits for this delivery to return (inline and sync routes).
         var isBlocking: Bool
         fileprivate var previous: UnsafeMutableRawPointer?
+        /// Work to queue once this delivery has returned (see `afterDelivery(from:_:)`).
+        fileprivate var deferred: Unmanaged<DeferredWork>?
+    }
+
+    /// What `afterDelivery(from:_:)` kept for one delivery; touched only by its thread.
+    fileprivate final class DeferredWork {
+        var work: [@Sendable () -> Void] = []
     }
 
     private static let key: pthread_key_t = {
@@ -39,12 +46,46 @@ enum DeliveryContext {
         let key = key
         var frame = Frame(
             sender: sender, handler: handler, isBlocking: isBlocking,
-            previous: pthread_getspecific(key))
+            previous: pthread_getspecific(key), deferred: nil)
         return withUnsafeMutablePointer(to: &frame) { pointer in
             pthread_setspecific(key, pointer)
-            defer { pthread_setspecific(key, pointer.pointee.previous) }
+            defer {
+                pthread_setspecific(key, pointer.pointee.previous)
+                if let deferred = pointer.pointee.deferred {
+                    deferred.takeRetainedValue().work.forEach { $0() }
+                }
+            }
             return body()
         }
+    }
+
+    /// Keeps `work` until the innermost delivery on this thread of an event that `native`
+    /// sent, with its locks held, has returned; returns `false` (and keeps nothing) when this
+    /// thread delivers no such event.
+    ///
+    /// For the teardown of another wrapper of the sender dropped in its handler: detaching
+    /// from the sender's event manager waits for the lock the sending thread holds until the
+    /// handler returns, so queued at once it would hold up its queue, and every wait for
+    /// teardowns made in the handler, until then.
+    static func afterDelivery(from native: OpaquePointer, _ work: @escaping @Sendable () -> Void) -> Bool {
+        let bits = UInt(bitPattern: UnsafeRawPointer(native))
+        var next = pthread_getspecific(key)
+        while let raw = next {
+            let frame = raw.assumingMemoryBound(to: Frame.self)
+            if frame.pointee.sender == bits && frame.pointee.isBlocking {
+                let deferred: DeferredWork
+                if let kept = frame.pointee.deferred {
+                    deferred = kept.takeUnretainedValue()
+                } else {
+                    deferred = DeferredWork()
+                    frame.pointee.deferred = Unmanaged.passRetained(deferred)
+                }
+                deferred.work.append(work)
+                return true
+            }
+            next = frame.pointee.previous
+        }
+        return false
     }
 
     /// Visits the current thread's frames, innermost first, until `visit` returns `true`.

@@ -244,7 +244,7 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
 
     private func scheduleLeaseExpiry() {
         let identity = identity
-        ServiceQueues.pendingTeardowns.enter(lease: identity)
+        ServiceQueues.pendingTeardowns.enter(lease: identity, holder: self)
         ServiceQueues.release.asyncAfter(deadline: .now() + Self.leaseDuration) {
             self.expireLease()
             ServiceQueues.pendingTeardowns.leave(lease: identity)
@@ -269,6 +269,17 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         }
         if again { scheduleLeaseExpiry() }
         expired?.release()
+    }
+}
+
+extension EventsHandler: LeaseHolder {
+    /// Whether deliveries queued on the queue the calling thread runs keep the lease in use:
+    /// a wait made from a block of that queue would wait for them, and they cannot run before
+    /// it returns (a handler that drops another subscribed object of its queue, then waits for
+    /// teardowns).
+    var leaseWaitsForCurrentQueue: Bool {
+        guard route == .async, let mark, QueueIdentity.isCurrent(mark) else { return false }
+        return leaseWord.load(ordering: .relaxed) > 1
     }
 }
 

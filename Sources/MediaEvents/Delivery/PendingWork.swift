@@ -2,15 +2,22 @@ import Dispatch
 import Glibc
 import Synchronization
 
+/// What a lease in the pending work can tell about itself: whether deliveries queued on the
+/// queue the calling thread runs keep it in use (they run only after that thread returns).
+protocol LeaseHolder: AnyObject, Sendable {
+    var leaseWaitsForCurrentQueue: Bool { get }
+}
+
 /// A count of work that must finish before a program may exit, with the leases among it by
 /// handler, so that a wait inside a delivery can leave out the leases that delivery keeps
-/// in use (they cannot be dropped before it returns).
+/// in use (they cannot be dropped before it returns), and those that deliveries queued behind
+/// it on its own queue keep in use.
 final class PendingWork: @unchecked Sendable {
     // @unchecked: `count` and `leases` are touched only with `mutex` locked.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var count = 0
-    private var leases: [UInt: Int] = [:]
+    private var leases: [UInt: (count: Int, holder: any LeaseHolder)] = [:]
 
     init() {
         pthread_mutex_init(mutex, nil)
@@ -21,20 +28,33 @@ final class PendingWork: @unchecked Sendable {
         pthread_condattr_destroy(&attributes)
     }
 
-    /// One more piece of work; `lease` is the handler whose lease it keeps, or 0.
-    func enter(lease: UInt = 0) {
+    /// One more piece of work.
+    func enter() {
         pthread_mutex_lock(mutex)
         count += 1
-        if lease != 0 { leases[lease, default: 0] += 1 }
         pthread_mutex_unlock(mutex)
     }
 
-    func leave(lease: UInt = 0) {
+    func leave() {
         pthread_mutex_lock(mutex)
         count -= 1
-        if lease != 0 {
-            let left = leases[lease, default: 1] - 1
-            leases[lease] = left == 0 ? nil : left
+        pthread_cond_broadcast(changed)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// One more piece of work: the lease of `holder`, known as `lease`.
+    func enter(lease: UInt, holder: any LeaseHolder) {
+        pthread_mutex_lock(mutex)
+        count += 1
+        leases[lease, default: (0, holder)].count += 1
+        pthread_mutex_unlock(mutex)
+    }
+
+    func leave(lease: UInt) {
+        pthread_mutex_lock(mutex)
+        count -= 1
+        if let entry = leases[lease] {
+            leases[lease] = entry.count == 1 ? nil : (entry.count - 1, entry.holder)
         }
         pthread_cond_broadcast(changed)
         pthread_mutex_unlock(mutex)
@@ -49,7 +69,8 @@ final class PendingWork: @unchecked Sendable {
         }
     }
 
-    /// Waits until nothing is pending but the leases of `excluded` handlers, or until `slice`.
+    /// Waits until nothing is pending but the leases of `excluded` handlers and the leases
+    /// that deliveries queued behind the calling thread's queue keep, or until `slice`.
     func waitForIdle(excluding excluded: [UInt], until slice: DispatchTime) -> Bool {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
@@ -60,13 +81,18 @@ final class PendingWork: @unchecked Sendable {
         let end = UInt64(deadline.tv_sec) * 1_000_000_000 + UInt64(deadline.tv_nsec) + remaining
         deadline = timespec(tv_sec: Int(end / 1_000_000_000), tv_nsec: Int(end % 1_000_000_000))
         while true {
-            let kept = excluded.reduce(0) { $0 + (leases[$1] ?? 0) }
-            if count - kept == 0 { return true }
+            if count - kept(excluding: excluded) == 0 { return true }
             if pthread_cond_timedwait(changed, mutex, &deadline) == ETIMEDOUT {
-                let kept = excluded.reduce(0) { $0 + (leases[$1] ?? 0) }
-                return count - kept == 0
+                return count - kept(excluding: excluded) == 0
             }
         }
     }
 
+    /// The leases that cannot be dropped before the caller returns. Asks each holder without
+    /// a lock of its own (atomic loads and a queue-specific lookup).
+    private func kept(excluding excluded: [UInt]) -> Int {
+        leases.reduce(0) { sum, lease in
+            excluded.contains(lease.key) || lease.value.holder.leaseWaitsForCurrentQueue ? sum + lease.value.count : sum
+        }
+    }
 }

@@ -163,7 +163,7 @@ enum QueueIdentity {
     }
 
     /// Every mark a configuration delivers to; read by waits after a slice of waiting and by
-    /// `setMeta`, never per event.
+    /// first subscriptions, never per event.
     private static let deliveryMarks = Protected<[Mark]>([])
 
     /// Notes that deliveries go to `mark`'s queue; once per mark.

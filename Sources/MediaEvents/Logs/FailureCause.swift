@@ -1,16 +1,59 @@
 import CLibVLC
 import Dispatch
 
-/// The error messages libvlc logged for one input of a player, as the reason it failed.
+/// Why one input of a player failed: the error messages libvlc logged for it, and the error
+/// its media's stream threw.
 public struct FailureCause: Sendable, Hashable, CustomStringConvertible {
     /// The error-level messages logged on the input's thread between its `Opening` and its
-    /// end, oldest first; never empty.
+    /// end, oldest first; empty only when `streamFailure` explains the end.
     public let errors: [LogMessage]
+    /// What the media's stream threw (a media made with `VLCMedia(library:open:)`), which
+    /// libvlc made the end of the stream or a failure to open; `nil` for any other end.
+    public let streamFailure: VLCStreamFailure?
     /// The input's thread, on which libvlc sent `Opening`, logged `errors` and sent the end.
     public let threadID: UInt
 
-    /// The texts of `errors`, one per line.
-    public var description: String { errors.map(\.text).joined(separator: "\n") }
+    /// The stream's error, then the texts of `errors`, one per line.
+    public var description: String {
+        ((streamFailure.map { [$0.description] } ?? []) + errors.map(\.text)).joined(separator: "\n")
+    }
+}
+
+/// An error that the stream of a media made with `VLCMedia(library:open:)` threw.
+///
+/// libvlc 3 reads such a media through its `imem` access, which turns a read error into the
+/// end of the stream (the player sends `EndReached`, as for a media played to its end) and a
+/// failed `open` into `EncounteredError`, and keeps neither error. MediaEvents keeps it: the
+/// media's `streamFailure`, and the `FailureCause` of that input's `PlaybackEnd` (whose kind is
+/// then `encounteredError`). An error thrown after libvlc cancelled the stream (a stop) is no
+/// failure.
+public struct VLCStreamFailure: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The stream call that threw.
+    public enum Operation: String, Sendable, Hashable {
+        /// The media's `open` closure: libvlc could not open the media.
+        case open
+        /// `VLCMediaStream.read(into:)`: libvlc ended the playback there.
+        case read
+    }
+
+    /// The call that threw.
+    public let operation: Operation
+    /// What it threw.
+    public let error: any Error
+
+    /// The operation and the error, for logs: `stream read failed: …`.
+    public var description: String { "stream \(operation.rawValue) failed: \(error)" }
+
+    /// Equal when the operations are, and the errors have the same type and description.
+    public static func == (lhs: VLCStreamFailure, rhs: VLCStreamFailure) -> Bool {
+        lhs.operation == rhs.operation && String(reflecting: lhs.error) == String(reflecting: rhs.error)
+    }
+
+    /// Hashes what `==` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(operation)
+        hasher.combine(String(reflecting: error))
+    }
 }
 
 /// How one input of a player ended, with the messages that explain it: what a
@@ -21,7 +64,9 @@ public struct PlaybackEnd: VLCEvent, Hashable {
         /// The input played to its end (`MediaPlayerEndReached`); libvlc may still have logged
         /// errors (a directory, a file it could only partly decode).
         case endReached
-        /// The input failed (`MediaPlayerEncounteredError`).
+        /// The input failed: libvlc sent `MediaPlayerEncounteredError`, or it sent
+        /// `MediaPlayerEndReached` after the media's stream threw (libvlc 3 makes a read error
+        /// the end of the stream; the cause's `streamFailure` holds the error).
         case encounteredError
 
         /// The player event type this end stands for.
@@ -38,8 +83,9 @@ public struct PlaybackEnd: VLCEvent, Hashable {
 
     /// Which end.
     public let kind: Kind
-    /// The errors libvlc logged for this input, or `nil` when none can be associated with it:
-    /// none were logged on its thread, or the recorder did not see the input's `Opening`.
+    /// Why the input failed: the errors libvlc logged for it and what its media's stream
+    /// threw; `nil` when neither can be associated with it (nothing was logged on its thread,
+    /// or the recorder did not see the input's `Opening`, and no stream threw).
     public let cause: FailureCause?
 
     /// The end's name and its cause's texts, for logs.
@@ -76,6 +122,12 @@ public struct PlaybackEnd: VLCEvent, Hashable {
 /// `play()`), or whose end comes from another thread, gets `cause: nil`, as does an input that
 /// logged no error. A `stop()` ends an input without a `PlaybackEnd`.
 ///
+/// **A stream media's error.** For a media made with `VLCMedia(library:open:)`, what its
+/// stream threw (`open`, or a `read`, which libvlc turns into the end of the stream and reports
+/// as `EndReached`) is the cause's `streamFailure`, and the end is reported as
+/// `encounteredError`: the error is recorded for the input's thread, which opened the stream
+/// and sends the end, before the end is sent.
+///
 /// Events are dispatched as the player's `configuration` says. The recorder keeps the
 /// library's log callback installed with error messages formatted while it exists.
 public final class FailureCauseRecorder: VLCEventSource {
@@ -103,23 +155,32 @@ public final class FailureCauseRecorder: VLCEventSource {
         self.player = player
         logs.startCapturing()
         let handler = EventsHandler(object: self, configuration: configuration, companion: tracker)
-        let table = NativeEventTable(
-            manager: libvlc_media_player_event_manager(player.native.raw),
-            types: [
-                libvlc_MediaPlayerOpening, libvlc_MediaPlayerStopped, libvlc_MediaPlayerEndReached,
-                libvlc_MediaPlayerEncounteredError,
-            ].map { Int32($0.rawValue) },
-            callback: recorderCallback, handler: handler)
+        let table: @Sendable (OpaquePointer) -> NativeEventTable = { player in
+            NativeEventTable(
+                manager: libvlc_media_player_event_manager(player),
+                types: [
+                    libvlc_MediaPlayerOpening, libvlc_MediaPlayerStopped, libvlc_MediaPlayerEndReached,
+                    libvlc_MediaPlayerEncounteredError,
+                ].map { Int32($0.rawValue) },
+                callback: recorderCallback, handler: handler)
+        }
         // At once: the next Opening must be seen whether or not anyone subscribed yet. Except
         // where attaching could wait for its own caller (inside a handler, or on a queue a
         // synchronous delivery may be waiting for, whose thread may hold the player's event
         // lock): there it is done on the teardown queue, and recording starts with the first
-        // input that opens after it.
+        // input that opens after it. A player made in a handler whose native player is not
+        // created yet: right after it is, on its control queue, before any of its calls.
+        guard let native = player.native.raw else {
+            let eventHub = eventHub
+            player.control.perform { player in _ = eventHub.bindLate(table(player)) }
+            return
+        }
         if DeliveryContext.isInDelivery || QueueIdentity.isOnSyncDeliveryQueue {
+            let table = table(native)
             eventHub.bind(table, attachNow: false)
             ServiceQueues.pendingTeardowns.async(on: ServiceQueues.teardown) { table.attachIfNeeded() }
         } else {
-            eventHub.bind(table, attachNow: true)
+            eventHub.bind(table(native), attachNow: true)
         }
     }
 
@@ -131,10 +192,20 @@ public final class FailureCauseRecorder: VLCEventSource {
         // Detaching waits for a running callback: never on a libvlc thread. The player wrapper
         // is let go only afterwards (its own teardown then stops and releases the player on its
         // control queue).
-        ServiceQueues.pendingTeardowns.async(on: ServiceQueues.teardown) {
-            table?.detachAll()
-            withExtendedLifetime(player) {}
+        let tearDown: @Sendable () -> Void = {
+            ServiceQueues.pendingTeardowns.async(on: ServiceQueues.teardown) {
+                table?.detachAll()
+                withExtendedLifetime(player) {}
+            }
         }
+        // Dropped in a handler of the player's events: the detach waits for the event lock
+        // this thread holds until the handler returns.
+        if let table, table.isAttached, let sender = player.native.raw,
+            DeliveryContext.afterDelivery(from: sender, tearDown)
+        {
+            return
+        }
+        tearDown()
     }
 }
 
@@ -179,7 +250,7 @@ final class InputTracker: Sendable {
         guard let input else { return nil }
         router.unregister(self, for: input)
         guard input == thread, !errors.isEmpty else { return nil }
-        return FailureCause(errors: errors, threadID: thread)
+        return FailureCause(errors: errors, streamFailure: nil, threadID: thread)
     }
 
     /// The input is gone (stopped, or the recorder ends): its thread may be reused.
@@ -211,7 +282,17 @@ private let recorderCallback: libvlc_callback_t = { event, userData in
         case libvlc_MediaPlayerEncounteredError.rawValue: kind = .encounteredError
         default: return
         }
-        let end = PlaybackEnd(kind: kind, cause: tracker.inputEnded(on: currentThread()))
+        let thread = currentThread()
+        let logged = tracker.inputEnded(on: thread)
+        // Sent before the input closes its stream, on the thread that opened it.
+        let end: PlaybackEnd
+        if let streamFailure = StreamFailures.failure(onInputThread: thread) {
+            end = PlaybackEnd(
+                kind: .encounteredError,
+                cause: FailureCause(errors: logged?.errors ?? [], streamFailure: streamFailure, threadID: thread))
+        } else {
+            end = PlaybackEnd(kind: kind, cause: logged)
+        }
         handler.handle(end, sender: 0) { recorder, end in recorder.eventHub.publish(end) }
     }
 }

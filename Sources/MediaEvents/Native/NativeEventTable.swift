@@ -14,6 +14,28 @@ struct NativePointer: @unchecked Sendable {
     let raw: OpaquePointer
 }
 
+/// The native object behind a wrapper: known when the wrapper is made, or created later by the
+/// first block of its control queue (a player made inside a handler, where creating it could
+/// wait for a libvlc callback that waits for the handler). Set once, before any other block of
+/// that queue runs.
+final class NativeSlot: Sendable {
+    private let bits: Atomic<UInt>
+
+    init(_ pointer: OpaquePointer?) {
+        bits = Atomic(pointer.map { UInt(bitPattern: UnsafeRawPointer($0)) } ?? 0)
+    }
+
+    /// The object, `nil` until it is created.
+    var raw: OpaquePointer? {
+        UnsafeRawPointer(bitPattern: bits.load(ordering: .acquiring)).map(OpaquePointer.init)
+    }
+
+    /// On the control queue, once: the object is created.
+    func set(_ pointer: OpaquePointer) {
+        bits.store(UInt(bitPattern: UnsafeRawPointer(pointer)), ordering: .releasing)
+    }
+}
+
 /// The listeners of one libvlc event manager: every `libvlc_event_attach` and its one
 /// matching `libvlc_event_detach` live here, so they cannot drift apart (libvlc aborts the
 /// process on a detach that matches no attach).
@@ -51,6 +73,10 @@ final class NativeEventTable: Sendable {
     }
 
     var isAttached: Bool { phase.load(ordering: .acquiring) == Phase.attached.rawValue }
+
+    /// The event manager's address: the `p_obj` of the events it sends when, as a VLM's, it
+    /// is the first member of the object it belongs to.
+    var managerAddress: OpaquePointer { manager.raw }
 
     /// Attaches every listener unless that was done already. Callers racing the first attach
     /// wait until it is complete, so no subscriber can miss an event the first one would see.

@@ -72,7 +72,11 @@ final class PlaybackCache: Sendable {
     func record(_ event: MediaPlayerEvent) {
         switch event.kind {
         case .endReached, .encounteredError: titleReads.inputEnds()
-        case .opening: titleReads.inputStarts()
+        case .opening:
+            titleReads.inputStarts()
+            // A new input on this thread: a stream failure recorded for a thread of this id
+            // (an earlier input's open that failed) is not this one's.
+            StreamFailures.forget(inputThread: currentThread())
         default: break
         }
         if event.kind == .endReached { endObservers.withLock { $0.forEach { $0.playerReachedEnd() } } }
@@ -86,6 +90,7 @@ final class PlaybackCache: Sendable {
         case .titleChanged(let title): values.withLock { $0.title = title }
         case .chapterChanged(let chapter): values.withLock { $0.chapter = chapter }
         case .voutChanged(let count): values.withLock { $0.videoOutputs = count }
+        case .snapshotTaken(let path): SnapshotCapture.record(path)
         // libvlc's getters answer -1 once the input is gone; so does the cache.
         case .stopped: values.withLock { $0 = Values(state: .stopped) }
         case .mediaChanged(let new):

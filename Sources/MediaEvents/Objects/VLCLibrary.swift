@@ -83,8 +83,12 @@ public final class VLCLibrary: Sendable {
     /// playback being stopped) can crash in a plugin's static destructors.
     ///
     /// Callable from anywhere, handlers included. Inside a handler it does not wait for the
-    /// objects whose events are being delivered on this thread (they cannot be released
-    /// before the handler returns), so exiting from an `EndReached` handler works. It gives
+    /// objects whose events are being delivered on this thread, nor for those whose deliveries
+    /// wait behind it on its queue (they cannot be released before the handler returns), so
+    /// exiting from an `EndReached` handler works; a wrapper dropped in the handler that
+    /// listens to the sender's events (another wrapper of that media, a
+    /// `FailureCauseRecorder` of that player) is torn down once the handler returns, as its
+    /// detach needs the event lock libvlc holds until then. It gives
     /// up, returning `false`, when waiting could deadlock: made from a handler or from a
     /// queue MediaEvents delivers to while a synchronous delivery waits to enter its queue
     /// (that delivery's thread holds libvlc locks a teardown may need).
@@ -110,9 +114,14 @@ public final class VLCLibrary: Sendable {
     /// with atomic operations (libvlc's own calls reach them too) and let libvlc free the
     /// media at the last release, as before.
     ///
-    /// `false` when the installed libvlc does not store the count where 3.0 does (checked
-    /// once, against libvlc's own functions), or when the environment sets
-    /// `MEDIAEVENTS_ATOMIC_MEDIA_REFCOUNT=0`: libvlc's own functions then run unchanged.
+    /// Answered from what is bound, checked once: the process's global lookup must find the
+    /// replacements and libvlc's own relocations for the two functions, where bound, must
+    /// hold them. `false` when the installed libvlc does not store the count where 3.0 does
+    /// (checked against libvlc's own functions), when MediaEvents was loaded after libvlc (a
+    /// shared library opened later: the lookup finds libvlc's functions first), when libvlc
+    /// binds those calls to itself (built with `-Bsymbolic-functions`), or when the
+    /// environment sets `MEDIAEVENTS_ATOMIC_MEDIA_REFCOUNT=0`: libvlc's own functions then run
+    /// unchanged, for every caller. None of these cases stops the process.
     public static var mediaReferenceCountIsAtomic: Bool {
         mel_media_refcount_prepare() == MEL_MEDIA_REFCOUNT_ATOMIC
     }

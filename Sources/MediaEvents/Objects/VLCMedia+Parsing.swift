@@ -120,13 +120,16 @@ extension VLCMedia {
     }
 
     /// The list libvlc fills with the sub-items; observe it to see them arrive. Read-only.
-    /// The same list for the life of this wrapper.
+    ///
+    /// The same list for the life of this wrapper, and for every wrapper of the same media
+    /// (the one a `MediaChanged` carries, a list's item) while one of them keeps it: the first
+    /// wrapper that asks makes it, with its own configuration, and the others answer with it.
     public var subItemList: VLCMediaList {
         sharedSubItemList {
             guard let list = libvlc_media_subitems(native.raw) else {
                 preconditionFailure("libvlc_media_subitems failed: \(VLCError.lastMessage(or: "out of memory"))")
             }
-            return VLCMediaList(adopting: list, configuration: configuration)
+            return SubItemLists.wrapper(of: list) { VLCMediaList(adopting: list, configuration: configuration) }
         }
     }
 
@@ -167,5 +170,44 @@ private final class ParseWaiter: Sendable {
             }
             if let result { continuation.resume(with: result) }
         }
+    }
+}
+
+/// The wrapper of each media's sub-item list, one per native list while it lives.
+///
+/// Making a list wrapper takes libvlc's list lock (to copy the items and attach at one
+/// moment). libvlc's preparser adds sub-items holding that lock, and while it holds it sends
+/// the list's item events, waiting for a synchronous configuration's queue to deliver them to
+/// the wrapper that exists. A second wrapper of the media made on that queue (a handler of
+/// any object reading `subItems` of a `MediaChanged` payload) would take the lock again: the
+/// queue and the preparser would wait for each other. With one wrapper per list, a second one
+/// is made only when none exists, and then no delivery of that list can be waiting.
+enum SubItemLists {
+    private struct Entry: Sendable {
+        weak var list: VLCMediaList?
+    }
+
+    private static let wrappers = Protected<[UInt: Entry]>([:])
+
+    /// The wrapper of `list` (one reference of which the caller hands over), made by `make`
+    /// when none is alive.
+    static func wrapper(of list: OpaquePointer, make: () -> VLCMediaList) -> VLCMediaList {
+        let key = UInt(bitPattern: UnsafeRawPointer(list))
+        if let existing = wrappers.withLock({ $0[key]?.list }) {
+            // Not the last reference: `existing` holds one. Only the reference count's own
+            // lock is taken.
+            libvlc_media_list_release(list)
+            return existing
+        }
+        let made = make()
+        let kept = wrappers.withLock { wrappers -> VLCMediaList in
+            if let raced = wrappers[key]?.list { return raced }
+            wrappers = wrappers.filter { $0.value.list != nil }
+            wrappers[key] = Entry(list: made)
+            return made
+        }
+        // A wrapper another thread made meanwhile wins; this one goes, outside the lock (its
+        // teardown is queued, whatever thread this is).
+        return kept
     }
 }

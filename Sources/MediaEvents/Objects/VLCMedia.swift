@@ -63,10 +63,16 @@ public final class VLCMedia: VLCEventSource {
         // Never release here: this may be a libvlc thread inside this media's own callback,
         // where releasing the last reference frees the listener array libvlc is walking.
         // After every queued call of this media.
-        control.tearDown { media in
-            table?.detachAll()
-            libvlc_media_release(media)
+        let control = control
+        let tearDown: @Sendable () -> Void = {
+            control.tearDown { media in
+                table?.detachAll()
+                libvlc_media_release(media)
+            }
         }
+        // Dropped in a handler of an event of this media that another wrapper receives: the
+        // detach waits for the event lock this thread holds until the handler returns.
+        if table?.isAttached != true || !DeliveryContext.afterDelivery(from: native.raw, tearDown) { tearDown() }
     }
 
     /// The media's location (MRL), for example `file:///tmp/a.wav`.
@@ -103,33 +109,29 @@ public final class VLCMedia: VLCEventSource {
         return String(cString: value)
     }
 
-    /// Sets a metadata value in memory; libvlc sends `MediaMetaChanged`.
+    /// Sets a metadata value in memory; libvlc then sends `MediaMetaChanged`.
     ///
-    /// libvlc sends the event from inside its call, on the calling thread, holding the media's
-    /// event lock. Called on an ordinary thread, the call and its event happen before this
-    /// returns. Called where that lock could make it wait for its own caller — inside a
-    /// handler of any object, or on a queue that a synchronous configuration delivers to
-    /// (a delivery waiting for it may hold that lock) —
-    /// the call is queued on the media's control queue instead (in call order), and
-    /// `meta(_:)` already returns the new value.
+    /// Queued on the media's control queue, in call order, and `meta(_:)` returns the new
+    /// value at once. libvlc sends the event from inside its call, holding the media's event
+    /// lock, and a synchronous configuration makes it wait there for its queue: called where
+    /// that queue cannot run meanwhile (a handler, the queue itself, a queue it targets or one
+    /// that targets it, which libdispatch does not let MediaEvents tell apart), a direct call
+    /// would wait for its own caller. So it never calls libvlc on the calling thread.
     public func setMeta(_ key: MetaKey, _ value: String?) {
-        if DeliveryContext.isInDelivery || QueueIdentity.isOnSyncDeliveryQueue {
-            let key = key.rawValue
-            pendingMeta.withLock { $0[key, default: PendingMeta()].set(value) }
-            let pendingMeta = pendingMeta
-            control.perform { media in
-                Self.setMetaNow(media, key, value)
-                pendingMeta.withLock { pending in
-                    if pending[key]?.applied() == true { pending[key] = nil }
-                }
+        let key = key.rawValue
+        pendingMeta.withLock { $0[key, default: PendingMeta()].set(value) }
+        let pendingMeta = pendingMeta
+        control.perform { media in
+            Self.setMetaNow(media, key, value)
+            pendingMeta.withLock { pending in
+                if pending[key]?.applied() == true { pending[key] = nil }
             }
-            return
         }
-        Self.setMetaNow(native.raw, key.rawValue, value)
     }
 
     /// `setMeta` on the calling thread whatever it is: for the benchmark, which measures the
-    /// delivery of the events libvlc sends from inside this call.
+    /// delivery of the events libvlc sends from inside this call, and for the tests that need
+    /// libvlc to send an event on a thread of their choosing.
     @_spi(Benchmarks)
     public func setMetaOnCallingThread(_ key: MetaKey, _ value: String?) {
         Self.setMetaNow(native.raw, key.rawValue, value)
@@ -147,7 +149,8 @@ public final class VLCMedia: VLCEventSource {
         value.withCString { libvlc_media_set_meta(media, key, $0) }
     }
 
-    /// The list of sub-items, made once.
+    /// The list of sub-items, made once (and shared with the media's other wrappers: see
+    /// `SubItemLists`).
     func sharedSubItemList(_ make: () -> VLCMediaList) -> VLCMediaList {
         if let list = subItems_.withLock({ $0 }) { return list }
         let made = make()

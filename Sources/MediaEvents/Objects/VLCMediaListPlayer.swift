@@ -33,8 +33,15 @@ public enum PlaybackMode: Int32, Sendable, CaseIterable, CustomStringConvertible
 /// libvlc has carried the call out.
 ///
 /// The player that plays the items is `mediaPlayer`; observe it for playback events.
+///
+/// Two limits of libvlc 3.0's list player remain (<doc:ThreadingModel>, "Known limits"): a
+/// `next()`, `previous()`, `play(at:)` or `play(_:)` made while the current item ends can
+/// deadlock inside libvlc, and an edit of the list made as an item ends races libvlc's read of
+/// it. Edit the list while the list player is stopped or while an item plays.
 public final class VLCMediaListPlayer: VLCEventSource {
-    let native: NativePointer
+    /// The native list player: created at once, or by the first block of its control queue
+    /// when made inside a handler (see `init(mediaPlayer:configuration:)`).
+    let native: NativeSlot
     /// The subscribers of this list player.
     public let eventHub = EventHub<MediaListPlayerEvent>()
     /// How this list player's events are dispatched.
@@ -75,11 +82,19 @@ public final class VLCMediaListPlayer: VLCEventSource {
     ///
     /// Do not control `mediaPlayer` directly while the list player plays: the list player
     /// sets its media and starts it for each item.
+    ///
+    /// Made inside a handler (or on a queue a synchronous configuration delivers to), the
+    /// native list player is created on the control queue, before its first call: libvlc makes
+    /// a player of its own for it, which waits as `VLCMediaPlayer.init` explains.
     public init(mediaPlayer: VLCMediaPlayer, configuration: (any EventsConfiguring)? = nil) {
-        guard let listPlayer = libvlc_media_list_player_new(mediaPlayer.library.native.raw) else {
-            preconditionFailure("libvlc_media_list_player_new failed: \(VLCError.lastMessage(or: "out of memory"))")
+        let instance = mediaPlayer.library.native
+        let create: @Sendable () -> OpaquePointer = {
+            guard let listPlayer = libvlc_media_list_player_new(instance.raw) else {
+                preconditionFailure(
+                    "libvlc_media_list_player_new failed: \(VLCError.lastMessage(or: "out of memory"))")
+            }
+            return listPlayer
         }
-        native = NativePointer(raw: listPlayer)
         self.mediaPlayer = mediaPlayer
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
         // One order for the calls of the list player and of its player: libvlc's list player
@@ -89,18 +104,31 @@ public final class VLCMediaListPlayer: VLCEventSource {
         // player's) waits for those locks. On two queues a `pause` of one and a `stop` of the
         // other deadlock (seen in the matrix under coverage instrumentation); on one they
         // cannot overlap.
-        control = ControlQueue(for: "listplayer", native: listPlayer, target: mediaPlayer.control.queue)
+        // Targeting the player's queue, this one runs after the player's own creation.
+        control =
+            DeliveryContext.isInDelivery || QueueIdentity.isOnSyncDeliveryQueue
+            ? ControlQueue(for: "listplayer", creating: create, target: mediaPlayer.control.queue)
+            : ControlQueue(for: "listplayer", native: create(), target: mediaPlayer.control.queue)
+        native = control.native
         // Queued, first of the list player's calls: it attaches to the player's event
         // manager, whose lock a thread sending the player's events holds, maybe while it
         // waits for the queue this initializer runs on.
         let player = mediaPlayer.native
-        control.perform { libvlc_media_list_player_set_media_player($0, player.raw) }
+        control.perform { libvlc_media_list_player_set_media_player($0, player.raw.unsafelyUnwrapped) }
         mediaPlayer.addEndObserver(advance)
-        eventHub.bind(
+        let handler = EventsHandler(object: self, configuration: self.configuration, companion: advance)
+        let table: @Sendable (OpaquePointer) -> NativeEventTable = { listPlayer in
             NativeEventTable(
-                everyKindOf: self, manager: libvlc_media_list_player_event_manager(listPlayer),
-                callback: listPlayerCallback, configuration: self.configuration, companion: advance),
-            attachNow: true)
+                manager: libvlc_media_list_player_event_manager(listPlayer),
+                types: MediaListPlayerEvent.Kind.allCases.map(\.nativeType), callback: listPlayerCallback,
+                handler: handler)
+        }
+        if let listPlayer = native.raw {
+            eventHub.bind(table(listPlayer), attachNow: true)
+        } else {
+            let eventHub = eventHub
+            control.perform { listPlayer in _ = eventHub.bindLate(table(listPlayer)) }
+        }
     }
 
     deinit {
@@ -182,8 +210,16 @@ public final class VLCMediaListPlayer: VLCEventSource {
     /// Plays the item at `index`; an index out of range changes nothing, and so does a call
     /// made before the list player has a list (in call order).
     public func play(at index: Int) {
-        guard index >= 0, index <= Int(Int32.max) else { return }
-        performOnList { _ = libvlc_media_list_player_play_item_at_index($0, Int32(index)) }
+        // In call order: the list this call is made for, with every edit made before it.
+        guard index >= 0, let list = mediaList, index < list.count else { return }
+        performOnList { listPlayer in
+            // libvlc 3's play_item_at_index does not check the index: past the end it keeps
+            // an invalid current item, plays the player's media again and sends NextItemSet
+            // for it, then Played. The native list has every edit made before this call
+            // (`perform` waits for them); one made since on another thread may have shortened it.
+            guard index < Int(libvlc_media_list_count(list.native.raw)) else { return }
+            _ = libvlc_media_list_player_play_item_at_index(listPlayer, Int32(index))
+        }
     }
 
     /// Plays `media`, which must be an item of the list; otherwise nothing changes (nor

@@ -1,5 +1,6 @@
 import CLibVLC
 import Foundation
+import Glibc
 
 /// An audio output device, as libvlc's audio output lists it.
 public struct AudioOutputDevice: Sendable, Hashable {
@@ -14,50 +15,82 @@ extension VLCMediaPlayer {
     // MARK: Snapshots
 
     /// Writes a snapshot of the current video to `path` (PNG; `width` and `height` 0 keep the
-    /// video's size, one of them 0 keeps its aspect ratio) and returns the path libvlc reports
-    /// in its `snapshotTaken` event.
+    /// video's size, one of them 0 keeps its aspect ratio) and returns the path of the file
+    /// this call wrote: `path` itself, or the file libvlc named inside it when `path` is a
+    /// directory.
     ///
     /// libvlc sends `snapshotTaken` to every player of the library, not only to the one that
-    /// took the snapshot: this call takes the event whose path is the one asked for (or lies
-    /// in it, when `path` is a directory and libvlc chose the file name); a subscriber of
-    /// another player of the same library receives it too.
+    /// took the snapshot (a subscriber of another player of the same library receives it
+    /// too), and from inside the call that wrote the file, on its thread. The answer is the
+    /// event sent on this call's thread while it ran: its own file, even when other players
+    /// of the library write into the same directory at the same moment.
     ///
-    /// While the player is opening, or has reported a video output that libvlc is replacing
-    /// (it briefly has none while it reconfigures, even after `voutChanged(count: 1)`), the
-    /// call tries again every 50 ms until `timeout`.
+    /// While the player is opening, has reported a video output that libvlc is replacing (it
+    /// briefly has none while it reconfigures, even after `voutChanged(count: 1)`), or has a
+    /// video output that showed no picture yet, the call tries again every 50 ms until
+    /// `timeout`.
     ///
-    /// - Throws: `VLCError.operationFailed` when libvlc cannot take it (no video output, or a
-    ///   path it cannot write); `VLCError.timedOut` when its event does not arrive within
-    ///   `timeout`.
+    /// - Throws: `VLCError.operationFailed` when libvlc cannot take it: no video output, a
+    ///   path it cannot write (at once), or no picture written before `timeout` (libvlc waits
+    ///   500 ms for one at each try; its log says why).
     public func takeSnapshot(
         to path: String, width: Int = 0, height: Int = 0,
         timeout: Duration = .seconds(5)
     ) async throws -> String {
-        let stream = events(kinds: [.snapshotTaken], buffering: .default)
         let deadline = ContinuousClock.now + timeout
         while true {
-            let failure: String? = await control.performAndWait { player in
-                let status = path.withCString {
-                    libvlc_video_take_snapshot(player, 0, $0, UInt32(clamping: width), UInt32(clamping: height))
+            let attempt: SnapshotAttempt = await control.performAndWait { player in
+                let (status, written) = SnapshotCapture.during {
+                    path.withCString {
+                        libvlc_video_take_snapshot(player, 0, $0, UInt32(clamping: width), UInt32(clamping: height))
+                    }
                 }
-                return status == 0 ? nil : VLCError.lastMessage(or: "no video output")
+                if status != 0 { return .noVideoOutput(VLCError.lastMessage(or: "no video output")) }
+                return written.map(SnapshotAttempt.written) ?? .nothingWritten
             }
-            guard let failure else { break }
             let values = cachedValues
-            let mayGetOne = values.state == .opening || values.state == .buffering || values.videoOutputs > 0
-            if !mayGetOne || ContinuousClock.now + .milliseconds(50) >= deadline || Task.isCancelled {
-                stream.cancel()
-                throw VLCError.operationFailed(what: "snapshot to \(path)", reason: failure)
+            let opening = values.state == .opening || values.state == .buffering
+            let failure: String
+            switch attempt {
+            case .written(let written):
+                return written
+            case .noVideoOutput(let reason):
+                if opening || values.videoOutputs > 0, ContinuousClock.now + .milliseconds(50) < deadline,
+                    !Task.isCancelled
+                {
+                    try? await Task.sleep(for: .milliseconds(50))
+                    continue
+                }
+                failure = reason
+            case .nothingWritten:
+                // libvlc's take_snapshot returns 0 whatever happens after it found a video
+                // output; a failure shows only as the missing event, and why only in its log:
+                // it could not open the file, or had no picture within the 500 ms it waits
+                // (a video output that has not shown its first one yet). Only the second may
+                // change by trying again.
+                guard Self.snapshotPathIsWritable(path) else {
+                    failure = "libvlc cannot write there"
+                    break
+                }
+                if ContinuousClock.now + .milliseconds(50) < deadline, !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(50))
+                    continue
+                }
+                failure = "libvlc wrote no file: no picture within 500 ms, or it could not write it (its log says)"
             }
-            try? await Task.sleep(for: .milliseconds(50))
+            throw VLCError.operationFailed(what: "snapshot to \(path)", reason: failure)
         }
-        let directory = path.hasSuffix("/") ? path : path + "/"
-        let event = try await stream.first(timeout: timeout, describing: "SnapshotTaken for \(path)") { event in
-            guard case .snapshotTaken(let taken) = event else { return false }
-            return taken == path || taken.hasPrefix(directory)
+    }
+
+    /// Whether libvlc could write a snapshot to `path`: as `vout_snapshot_SaveImage` decides,
+    /// a file named inside `path` when it is a directory, else `path` itself.
+    private static func snapshotPathIsWritable(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        let files = FileManager.default
+        if files.fileExists(atPath: path, isDirectory: &isDirectory) {
+            return files.isWritableFile(atPath: path)
         }
-        guard case .snapshotTaken(let taken) = event else { preconditionFailure("only snapshotTaken is accepted") }
-        return taken
+        return files.isWritableFile(atPath: (path as NSString).deletingLastPathComponent)
     }
 
     // MARK: Audio output
@@ -107,5 +140,60 @@ extension VLCMediaPlayer {
     /// Mutes or unmutes, returning once libvlc has carried it out.
     public func setMutedAndWait(_ muted: Bool) async {
         await control.performAndWait { libvlc_audio_set_mute($0, muted ? 1 : 0) }
+    }
+}
+
+/// What one `libvlc_video_take_snapshot` did.
+private enum SnapshotAttempt: Sendable {
+    /// libvlc sent `SnapshotTaken` for this file from inside the call.
+    case written(String)
+    /// libvlc found no video output (the call returned -1), with its message.
+    case noVideoOutput(String)
+    /// The call returned 0 and sent nothing: no file was written.
+    case nothingWritten
+}
+
+/// The `SnapshotTaken` that libvlc sends on the calling thread while that thread runs one
+/// `libvlc_video_take_snapshot`: the event of that very call.
+///
+/// libvlc writes the file and sends the event from inside the call, on its caller's thread
+/// (the library's `snapshot-file` callback, send site P16), to every player of the library.
+/// Another player's snapshot sends its event on its own caller's thread. So the thread, not
+/// the path, tells whose file an event is: two players writing into one directory get files
+/// of the same directory, and even the same name when they write within one millisecond.
+enum SnapshotCapture {
+    /// The calling thread's slot while it runs a snapshot call, else none.
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key, nil)
+        precondition(status == 0, "pthread_key_create failed: \(status)")
+        return key
+    }()
+
+    /// One call's answer, touched only by the thread that runs the call (the player
+    /// callbacks that fill it run on that thread, inside the call).
+    private final class Slot {
+        var path: String?
+    }
+
+    /// Runs `snapshot` (the libvlc call) and returns its status and the path of the
+    /// `SnapshotTaken` it sent, if any.
+    static func during(_ snapshot: () -> Int32) -> (status: Int32, path: String?) {
+        let slot = Slot()
+        let previous = pthread_getspecific(key)
+        let status = withExtendedLifetime(slot) { () -> Int32 in
+            pthread_setspecific(key, Unmanaged.passUnretained(slot).toOpaque())
+            defer { pthread_setspecific(key, previous) }
+            return snapshot()
+        }
+        return (status, slot.path)
+    }
+
+    /// Inside a player's callback: `path` was written by the snapshot call this thread runs,
+    /// if it runs one. Every player of the library records the same path; the first stays.
+    static func record(_ path: String) {
+        guard let raw = pthread_getspecific(key) else { return }
+        let slot = Unmanaged<Slot>.fromOpaque(raw).takeUnretainedValue()
+        if slot.path == nil { slot.path = path }
     }
 }

@@ -229,7 +229,7 @@ extension VLCMediaPlayer {
     /// variable of the player); setting it is queued, so the value read changes once the
     /// set has run (`setRateAndWait`). libvlc sends no event for it.
     public var rate: Float {
-        get { libvlc_media_player_get_rate(native.raw) }
+        get { native.raw.map(libvlc_media_player_get_rate) ?? 1 }
         set { perform { _ = libvlc_media_player_set_rate($0, newValue) } }
     }
 

@@ -10,7 +10,9 @@ import Dispatch
 /// `stop` runs on the thread that sends the player's events). The `…AndWait` variants return
 /// once libvlc has carried the call out.
 public final class VLCMediaPlayer: VLCEventSource {
-    let native: NativePointer
+    /// The native player: created at once, or, when the player is made inside a handler, by
+    /// the first block of its control queue (see `init`).
+    let native: NativeSlot
     /// The library the player was created with.
     public let library: VLCLibrary
     /// The subscribers of this player.
@@ -34,6 +36,13 @@ public final class VLCMediaPlayer: VLCEventSource {
 
     /// Creates a player.
     ///
+    /// Made inside a handler (or on a queue a synchronous configuration delivers to), the
+    /// native player is created on the player's control queue, before its first call:
+    /// `libvlc_media_player_new` waits for a running `snapshot-file` callback of the library,
+    /// which sends `SnapshotTaken` to every player in turn and so waits for the event lock a
+    /// handler of one of them holds. Until then `volume` and `isMuted` answer as for a player
+    /// without audio output, and `rate` 1.
+    ///
     /// - Parameters:
     ///   - library: the libvlc instance.
     ///   - configuration: how events are dispatched; `nil` uses
@@ -43,13 +52,22 @@ public final class VLCMediaPlayer: VLCEventSource {
     public init(
         library: VLCLibrary, configuration: (any EventsConfiguring)? = nil, options: PlayerOptions = PlayerOptions()
     ) {
-        guard let player = libvlc_media_player_new(library.native.raw) else {
-            preconditionFailure("libvlc_media_player_new failed: \(VLCError.lastMessage(or: "out of memory"))")
+        let instance = library.native
+        let pacedAudio = options.audio == .discardInRealTime
+        let create: @Sendable () -> OpaquePointer = {
+            guard let player = libvlc_media_player_new(instance.raw) else {
+                preconditionFailure("libvlc_media_player_new failed: \(VLCError.lastMessage(or: "out of memory"))")
+            }
+            // Before any play: the audio callbacks are read when an input starts.
+            if pacedAudio { PacedAudioOutput.install(on: player) }
+            return player
         }
-        native = NativePointer(raw: player)
+        control =
+            DeliveryContext.isInDelivery || QueueIdentity.isOnSyncDeliveryQueue
+            ? ControlQueue(for: "player", creating: create) : ControlQueue(for: "player", native: create())
+        native = control.native
         self.library = library
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
-        control = ControlQueue(for: "player", native: player)
         recordsFailureCauses = options.recordsFailureCauses
         let tracker = PlaybackTracker(
             causes: options.recordsFailureCauses ? InputTracker(router: library.logs.router) : nil)
@@ -57,16 +75,22 @@ public final class VLCMediaPlayer: VLCEventSource {
         if options.recordsFailureCauses { library.logs.startCapturing() }
         cache = PlaybackCache(configuration: self.configuration, playbacks: tracker)
         playbacks = PlaybackEventSource()
-        if options.audio == .discardInRealTime { PacedAudioOutput.install(on: player) }
         driver = PlaybackDriver(tracker: tracker)
         let handler = EventsHandler(object: self, configuration: self.configuration, companion: cache)
         driver.bind(handler)
-        let table = NativeEventTable(
-            manager: libvlc_media_player_event_manager(player),
-            types: MediaPlayerEvent.Kind.allCases.map(\.nativeType), callback: playerCallback, handler: handler)
-        // Attached at once (as every source is): the cache behind the getters must follow the
-        // player from the start.
-        eventHub.bind(table, attachNow: true)
+        let table: @Sendable (OpaquePointer) -> NativeEventTable = { player in
+            NativeEventTable(
+                manager: libvlc_media_player_event_manager(player),
+                types: MediaPlayerEvent.Kind.allCases.map(\.nativeType), callback: playerCallback, handler: handler)
+        }
+        // Attached at once (as every source is), or right after the native player is made,
+        // before any call: the cache behind the getters must follow the player from the start.
+        if let player = native.raw {
+            eventHub.bind(table(player), attachNow: true)
+        } else {
+            let eventHub = eventHub
+            control.perform { player in _ = eventHub.bindLate(table(player)) }
+        }
         // Weakly: the tracker keeps this closure, and the driver keeps the tracker.
         let control = control
         tracker.onStall { [weak driver] stamp, reason in
@@ -265,13 +289,13 @@ public final class VLCMediaPlayer: VLCEventSource {
     /// The volume in percent, 0 to 200 (-1 when there is no audio output yet). Setting it is
     /// queued.
     public var volume: Int {
-        get { Int(libvlc_audio_get_volume(native.raw)) }
+        get { native.raw.map { Int(libvlc_audio_get_volume($0)) } ?? -1 }
         set { perform { libvlc_audio_set_volume($0, Int32(newValue)) } }
     }
 
     /// Whether audio is muted. Setting it is queued.
     public var isMuted: Bool {
-        get { libvlc_audio_get_mute(native.raw) == 1 }
+        get { native.raw.map { libvlc_audio_get_mute($0) == 1 } ?? false }
         set { perform { libvlc_audio_set_mute($0, newValue ? 1 : 0) } }
     }
 }

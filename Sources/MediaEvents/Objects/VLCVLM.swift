@@ -26,27 +26,48 @@ public final class VLCVLM: VLCEventSource {
     /// How this VLM's events are dispatched.
     public let configuration: any EventsConfiguring
     private let shared: SharedVLM
+    /// Whether this object counts as a user of the VLM: set once the VLM was opened for it
+    /// (at once, or on the VLM queue), read by its teardown there.
+    private let opening = Protected(false)
 
     /// Opens the library's VLM (creating it if no other `VLCVLM` of the library has).
     ///
-    /// Do not create a `VLCVLM` inside a handler of another VLM event that runs on libvlc's
-    /// thread while no other `VLCVLM` of the library is alive: opening the VLM waits for the
-    /// VLM control queue.
+    /// Made inside a handler (of a VLM event or any other), or on a queue a synchronous
+    /// configuration delivers to, where waiting could be waiting for its own caller, it does
+    /// not wait for the VLM queue: the VLM is opened there, first of this object's calls, and
+    /// its events are delivered from then on.
     ///
     /// - Parameters:
     ///   - library: the libvlc instance.
     ///   - configuration: how events are dispatched; `nil` uses
     ///     `VLCLibrary.sharedEventsConfiguration` as it is now.
-    /// - Throws: `VLCError.creationFailed` when the installed libvlc has no VLM.
+    /// - Throws: `VLCError.creationFailed` when the installed libvlc has no VLM (known at once
+    ///   once any `VLCVLM` of the process tried; a first one made without waiting that finds
+    ///   none makes every call fail instead).
     public init(library: VLCLibrary, configuration: (any EventsConfiguring)? = nil) throws {
         self.library = library
         shared = library.sharedVLM
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
-        let manager = try shared.open(library)
-        eventHub.bind(
+        let handler = EventsHandler(object: self, configuration: self.configuration)
+        let table: @Sendable (NativePointer) -> NativeEventTable = { manager in
             NativeEventTable(
-                everyKindOf: self, manager: manager.raw, callback: vlmCallback, configuration: self.configuration),
-            attachNow: true)
+                manager: manager.raw, types: VLMEvent.Kind.allCases.map(\.nativeType), callback: vlmCallback,
+                handler: handler)
+        }
+        let eventHub = eventHub
+        let opening = opening
+        if let manager = try shared.open(
+            library,
+            inPlaceOfWaiting: { result in
+                // On the VLM queue, before any call of this object.
+                guard case .success(let manager) = result else { return }
+                opening.withLock { $0 = true }
+                _ = eventHub.bindLate(table(manager))
+            })
+        {
+            opening.withLock { $0 = true }
+            eventHub.bind(table(manager), attachNow: true)
+        }
     }
 
     deinit {
@@ -57,10 +78,20 @@ public final class VLCVLM: VLCEventSource {
         // stops its instances (joins their input threads): neither may run on the thread of
         // this deinit's caller, which may be a libvlc one.
         // Counted, so that `VLCLibrary.waitForPendingTeardowns` waits for the VLM's release.
-        ServiceQueues.pendingTeardowns.async(on: shared.control) {
-            table?.detachAll()
-            shared.close(library)
+        let opening = opening
+        let tearDown: @Sendable () -> Void = {
+            ServiceQueues.pendingTeardowns.async(on: shared.control) {
+                table?.detachAll()
+                // Not when the VLM could not be opened for this object (no VLM in libvlc).
+                if opening.withLock({ $0 }) { shared.close(library) }
+            }
         }
+        // Dropped in a handler of another VLCVLM of the library (the VLM's events come with its
+        // event lock held, on the VLM queue when a VLM call sends them): queued after it returns.
+        if let table, table.isAttached, DeliveryContext.afterDelivery(from: table.managerAddress, tearDown) {
+            return
+        }
+        tearDown()
     }
 
     // MARK: Media
@@ -323,35 +354,55 @@ final class SharedVLM: Sendable {
 
     private let state = Protected(State())
 
+    /// Whether the installed libvlc has a VLM, once a first `VLCVLM` of the process tried.
+    private static let supported = Protected<Bool?>(nil)
+
+    private let controlMark: QueueIdentity.Mark
+
+    init() { controlMark = QueueIdentity.mark(control) }
+
     /// Adds a user and returns the VLM's event manager, creating the VLM for the first user.
-    func open(_ library: VLCLibrary) throws -> NativePointer {
+    ///
+    /// Opening waits for `control` (see the type's note) unless a VLCVLM of the library is
+    /// alive. Where that wait could wait for its own caller (inside a handler, on a queue a
+    /// synchronous configuration delivers to, on `control` itself) it returns `nil` instead and
+    /// hands the result to `opened`, on `control`, before any call queued after it.
+    func open(
+        _ library: VLCLibrary,
+        inPlaceOfWaiting opened: @escaping @Sendable (Result<NativePointer, VLCError>) -> Void
+    ) throws -> NativePointer? {
         // A live VLCVLM keeps the VLM open, so a second one (even from a VLM handler, with the
         // VLM's lock held) needs no queue.
-        if let manager = state.withLock({ state -> NativePointer? in
-            guard state.users > 0 else { return nil }
-            state.users += 1
-            return state.manager
-        }) {
-            return manager
-        }
+        if let manager = addUserIfOpen() { return manager }
         let instance = library.native
-        let opened: Result<NativePointer, VLCError> = control.sync {
-            if let manager = state.withLock({ state -> NativePointer? in
-                guard state.users > 0 else { return nil }
-                state.users += 1
-                return state.manager
-            }) {
-                return .success(manager)
-            }
+        let openNow: @Sendable () -> Result<NativePointer, VLCError> = { [self] in
+            if let manager = addUserIfOpen() { return .success(manager) }
             libvlc_clearerr()
             guard let manager = libvlc_vlm_get_event_manager(instance.raw) else {
+                Self.supported.withLock { $0 = false }
                 return .failure(.creationFailed(what: "VLM", reason: VLCError.lastMessage(or: "VLM not supported")))
             }
+            Self.supported.withLock { $0 = true }
             let pointer = NativePointer(raw: manager)
             state.withLock { $0 = State(users: 1, manager: pointer) }
             return .success(pointer)
         }
-        return try opened.get()
+        if DeliveryContext.isInDelivery || QueueIdentity.isOnSyncDeliveryQueue || QueueIdentity.isCurrent(controlMark) {
+            if Self.supported.withLock({ $0 }) == false {
+                throw VLCError.creationFailed(what: "VLM", reason: "VLM not supported")
+            }
+            control.async { opened(openNow()) }
+            return nil
+        }
+        return try control.sync(execute: openNow).get()
+    }
+
+    private func addUserIfOpen() -> NativePointer? {
+        state.withLock { state -> NativePointer? in
+            guard state.users > 0 else { return nil }
+            state.users += 1
+            return state.manager
+        }
     }
 
     /// Removes a user, releasing the VLM after the last one. Runs on `control`.

@@ -203,7 +203,12 @@ final class PlaybackTracker: Sendable {
         let now = DispatchTime.now()
         var update = Update()
         // The input's log, outside the lock (the log router has a lock of its own).
-        let cause = event.kind == .encounteredError ? causes?.inputEnded(on: currentThread())?.description : nil
+        let isEnd = event.kind == .encounteredError || event.kind == .endReached
+        let logged = isEnd ? causes?.inputEnded(on: currentThread())?.description : nil
+        // A stream media's error (`VLCMedia(open:)`): libvlc's imem turns a read error into
+        // `EndReached`, and both ends come on the thread that opened the stream.
+        let streamFailure = isEnd ? StreamFailures.failure(onInputThread: currentThread()) : nil
+        let cause = event.kind == .encounteredError ? logged : nil
         let schedule = state.withLock { state -> Duration? in
             switch event {
             case .mediaChanged(let media):
@@ -260,13 +265,21 @@ final class PlaybackTracker: Sendable {
             switch event {
             case .endReached:
                 let outcome: PlaybackOutcome =
-                    current.sawTrack
-                    ? .ended
-                    : current.subItems > 0 ? .expanded(entries: current.subItems) : .failed(PlaybackFailure(.noTracks))
+                    if let streamFailure {
+                        .failed(PlaybackFailure(.streamError, cause: streamFailure.description))
+                    } else if current.sawTrack {
+                        .ended
+                    } else if current.subItems > 0 {
+                        .expanded(entries: current.subItems)
+                    } else {
+                        .failed(PlaybackFailure(.noTracks))
+                    }
                 update.ended = Self.decide(&state, current.ending ?? outcome)
             case .encounteredError:
-                update.ended = Self.decide(
-                    &state, current.ending ?? .failed(PlaybackFailure(.encounteredError, cause: cause)))
+                let failure =
+                    streamFailure.map { PlaybackFailure(.streamError, cause: $0.description) }
+                    ?? PlaybackFailure(.encounteredError, cause: cause)
+                update.ended = Self.decide(&state, current.ending ?? .failed(failure))
             case .stopped:
                 // From inside a stop (reserved), or from an input that died on its own (a pause
                 // of an input that cannot pause stops it).

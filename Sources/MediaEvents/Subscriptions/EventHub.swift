@@ -105,6 +105,23 @@ public final class EventHub<Event: VLCEvent>: Sendable {
         state.withLock { $0.table = table }
     }
 
+    /// Installs and attaches the native listeners of a source whose native object was created
+    /// after its `init`, on the queue that created it (a player made in a handler, a VLM opened
+    /// without waiting for its queue); subscriptions made before wait for nothing and receive
+    /// the events sent from then on. Returns `false`, attaching nothing, when the source was
+    /// torn down meanwhile: its teardown (queued after this on the same queue) then finds no
+    /// listeners to detach.
+    func bindLate(_ table: NativeEventTable) -> Bool {
+        let bound = state.withLock { state -> Bool in
+            if state.finished { return false }
+            state.table = table
+            return true
+        }
+        // Outside the lock: libvlc may wait for a running callback, which publishes here.
+        if bound { table.attachIfNeeded() }
+        return bound
+    }
+
     /// Adds `sink`; returns `false` (and does not add it) once the source has been torn down.
     func add(_ sink: ClosureSink<Event>) -> Bool { add(.closure(sink)) }
 
