@@ -75,6 +75,7 @@ final class PlaybackDriver: Sendable {
             update.endedBefore = ended
             update.began = (stamp, mrl ?? "")
             deliver(PlayerDelivery(event: nil, update: update))
+            tracker.announce(stamp.playback)
             libvlc_media_player_play(player)
             return stamp.playback
         }

@@ -44,6 +44,10 @@ final class PlaybackTracker: Sendable {
         let media: UInt
         let mrl: String
         let began: DispatchTime
+        /// Its `began` was handed to the delivery route: the media's events (which other
+        /// threads send too, a parse of the same media) are tagged only from then on, so that
+        /// none is delivered before it.
+        var announced = false
         var sawOpening = false
         var sawTrack = false
         var reachedPlaying = false
@@ -158,6 +162,13 @@ final class PlaybackTracker: Sendable {
         return (stamp, ended)
     }
 
+    /// The `began` of `playback` was handed to the delivery route (see `Current.announced`).
+    func announce(_ playback: PlaybackID) {
+        state.withLock { state in
+            if state.current?.stamp.playback == playback { state.current?.announced = true }
+        }
+    }
+
     /// A control call is about to end the current playback with `outcome` (stop, stall,
     /// teardown): the `Stopped` or `MediaChanged` libvlc sends from inside it decides with it.
     func reserveEnding(_ outcome: PlaybackOutcome) {
@@ -227,6 +238,7 @@ final class PlaybackTracker: Sendable {
                     update.endedBefore = Self.decide(&state, .skipped)
                     let stamp = Self.start(&state, media: state.changedMedia, mrl: "")
                     state.current?.sawOpening = true
+                    state.current?.announced = true
                     update.began = (stamp, "")
                 }
             default:
@@ -305,7 +317,7 @@ final class PlaybackTracker: Sendable {
         // The media's events are attached for the playback's media only, but a media shared
         // with another player keeps sending them after this one moved on.
         state.withLock { state in
-            guard let current = state.current, current.media == sender else { return nil }
+            guard let current = state.current, current.media == sender, current.announced else { return nil }
             if case .subItemAdded = event { state.current?.subItems += 1 }
             return current.stamp
         }
