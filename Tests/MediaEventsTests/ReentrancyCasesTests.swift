@@ -864,7 +864,10 @@ final class ReentrancyCasesTests: XCTestCase {
             // SnapshotTaken takes), so that it can tell while the holder's handler waits.
             let bystander = VLCMediaPlayer(library: library, configuration: EventsDefaultConfiguration())
             let holder = VLCMediaPlayer(library: library, configuration: configuration)
-            let shooter = VLCMediaPlayer(library: library, configuration: configuration)
+            // The shooter delivers inline: on the holder's queue its input thread would wait
+            // behind the holder's handler, so the video would stop before it showed a picture
+            // and libvlc, which waits 500 ms for one, would write nothing (seen under load).
+            let shooter = VLCMediaPlayer(library: library, configuration: EventsDefaultConfiguration())
             let callbackRuns = DispatchSemaphore(value: 0)
             let bystanderToken = bystander.observe(.snapshotTaken) { _ in callbackRuns.signal() }
             let inHandler = DispatchSemaphore(value: 0)
