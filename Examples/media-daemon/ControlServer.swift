@@ -42,7 +42,7 @@ final class ControlServer: Sendable {
     static let daemonEventNames =
         [
             "Started", "PlaybackBegan", "PlaybackStalled", "PlaybackEnded", "EntryRejected", "PlaylistEnded",
-            "Reloaded", "ReloadFailed", "Loaded", "Status", "Stopping", "Exited",
+            "Reloaded", "ReloadFailed", "Loaded", "Status", "Unhealthy", "Healthy", "Stopping", "Exited",
             "LogMessage",
         ] + PlaylistEvent.Kind.allCases.filter { $0 != .endReached }.map(\.name)
 

@@ -43,10 +43,16 @@ final class Daemon: Sendable {
     private let control: ControlServer?
     /// systemd's notifications (`$NOTIFY_SOCKET`).
     private let notifier: SystemdNotifier?
+    /// Whether every control call returns in time and no playback is stalled.
+    let liveness: Liveness
+    /// Writes the `Unhealthy`/`Healthy` lines, so that the watchdog never waits for the log.
+    private let healthLines = DispatchQueue(label: "media-daemon.health-lines")
 
+    /// - Parameter controlQueue: where commands and signals run (its calls are probed by
+    ///   `liveness`).
     init(
         options: DaemonOptions, log: EventLog, library: VLCLibrary, configuration: any EventsConfiguring,
-        control: ControlServer? = nil, notifier: SystemdNotifier? = nil
+        controlQueue: DispatchQueue, control: ControlServer? = nil, notifier: SystemdNotifier? = nil
     ) {
         self.options = options
         self.log = log
@@ -57,7 +63,11 @@ final class Daemon: Sendable {
             library: library, configuration: configuration, options: options.playerOptions,
             maximumEntries: MediaInput.maximumEntries)
         playlist.loop = options.loop ? .list : .off
-        playlistBox = Guarded(playlist)
+        let box = Guarded<VLCPlaylistPlayer?>(playlist)
+        playlistBox = box
+        liveness = Liveness(commandQueue: controlQueue) {
+            await box.withLock { $0 }?.waitForPendingControls()
+        }
         let lineCount = lineCount
         log.setTap { record, line in
             lineCount.withLock { $0 += 1 }
@@ -160,7 +170,22 @@ final class Daemon: Sendable {
             ("started", .int(Int64(counts.0))), ("ended", .int(Int64(counts.1))), ("failed", .int(Int64(counts.2))),
             ("events", .int(Int64(lineCount.withLock { $0 }))),
         ]
+        let verdict = liveness.verdict
+        fields.append(("live", .bool(verdict == nil)))
+        if let verdict { fields.append(("unhealthy", .string(verdict))) }
         return fields
+    }
+
+    /// The watchdog found the daemon not live (`verdict` says why) or live again (`nil`).
+    func livenessChanged(_ verdict: String?) {
+        notifier?.status(verdict.map { "not live: \($0)" } ?? "live")
+        healthLines.async { [weak self] in
+            if let verdict {
+                self?.note("Unhealthy", [("reason", .string(verdict))])
+            } else {
+                self?.note("Healthy", [])
+            }
+        }
     }
 
     /// SIGTERM, SIGINT, `--exit-at-end`: ends playback and exits 0, within 2 s whatever
@@ -277,6 +302,8 @@ final class Daemon: Sendable {
         case .player, .media:
             log.write(EventRecord(event, source: "daemon", context: []), context: context)
         case .began:
+            // Before anything that could wait (the log): a stall of an older playback is over.
+            liveness.noteBegan(event.playback)
             state.withLock { state in
                 state.started += 1
                 state.playback = (event.playback, event.entry)
@@ -287,9 +314,11 @@ final class Daemon: Sendable {
             if let notifier, place.count == 2, case .int(let item) = place[0].1, case .string(let entry) = place[1].1 {
                 notifier.status("playing item \(item) of \(playlist?.entries.count ?? 0): \(entry)")
             }
-        case .stalled:
+        case .stalled(let reason):
+            liveness.noteStalled(event.playback, reason)
             log.writeAlways(EventRecord(event, source: "daemon", context: context))
         case .ended(let summary):
+            liveness.noteEnded(event.playback)
             state.withLock { state in
                 switch summary.outcome {
                 case .ended: state.ended += 1

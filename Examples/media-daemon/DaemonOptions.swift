@@ -51,12 +51,14 @@ let usage = """
                       when known, seconds; when failed: error (encountered_error, no_tracks,
                       stalled), message, cause (libvlc's error messages, or the stall), stall
       Started, Loaded, Reloaded, ReloadFailed, EntryRejected (not a valid URL), PlaylistEnded,
-      Status, Stopping, Exited.
+      Status, Unhealthy, Healthy, Stopping, Exited.
     The playlist's own events have "source":"playlist" (PlaylistEntriesAdded, ...Removed,
     ...Moved, ...Cleared, ...Expanded, ...CurrentEntryChanged).
 
     systemd: with $NOTIFY_SOCKET set (Type=notify) it sends READY=1 once the playlist is
-    loaded, STATUS= per playback, STOPPING=1, and WATCHDOG=1 every half $WATCHDOG_USEC.
+    loaded, STATUS= per playback, STOPPING=1, and WATCHDOG=1 every half $WATCHDOG_USEC while
+    the daemon is live: no ping while a control call (a command, a signal, or a libvlc call
+    queued on the player) has not returned within 5 s, or while a playback is stalled.
 
     Signals: SIGTERM, SIGINT  stop playback, write the last line, exit 0 (within 2 s)
              SIGHUP           re-read the playlist (and reopen the log), play from the start

@@ -39,9 +39,9 @@ if let path = options.logFile {
     }
 }
 
-// The control socket (--control), the signal handlers and systemd's watchdog timer run on
-// this queue (the watchdog's pings stop when it is stuck); the socket is created before
-// libvlc, so that a path in use fails the start at once.
+// The control socket's commands (--control) and the signal handlers run on this queue (the
+// watchdog probes it); the socket is created before libvlc, so that a path in use fails the
+// start at once.
 let controlQueue = DispatchQueue(label: "media-daemon.control")
 let control: ControlServer?
 if let path = options.controlPath {
@@ -77,13 +77,14 @@ let log = EventLog(
     lastSeq: options.logFile == nil ? 0 : EventLog.lastSeq(inLogFile: logFD), wallClock: true)
 let daemon = Daemon(
     options: options, log: log, library: library, configuration: configuration,
-    control: control, notifier: notifier)
+    controlQueue: controlQueue, control: control, notifier: notifier)
 let signalSources = daemon.installSignalHandlers(on: controlQueue)
 daemon.start(playlist)
 // Clients are accepted once the playlist is in place: one that connected earlier waits in
 // the listen backlog, so its first status already counts the entries.
 control?.start(commands: daemon)
-notifier?.startWatchdog(on: controlQueue)
-withExtendedLifetime((signalSources, audioWarning)) {
+let watchdog = Watchdog(liveness: daemon.liveness, notifier: notifier) { daemon.livenessChanged($0) }
+watchdog.start()
+withExtendedLifetime((signalSources, audioWarning, watchdog)) {
     dispatchMain()
 }

@@ -272,6 +272,7 @@ final class MediaDaemonPlaybackTests: XCTestCase {
         XCTAssertEqual(idle["ok"] as? Bool, true, "\(idle)")
         XCTAssertEqual(idle["idle"] as? Bool, true)
         XCTAssertEqual(idle["items"] as? Int, 0)
+        XCTAssertEqual(idle["live"] as? Bool, true)
         XCTAssertNil(idle["playback"])
         XCTAssertEqual(try client.request("play")["error"] as? String, "the playlist is empty")
         XCTAssertEqual(try client.request("next")["error"] as? String, "no next entry")

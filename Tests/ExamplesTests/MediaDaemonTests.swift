@@ -183,6 +183,7 @@ final class MediaDaemonTests: XCTestCase {
         XCTAssertEqual(status["entry_id"] as? Int, 1)
         XCTAssertEqual(status["paused"] as? Bool, false)
         XCTAssertEqual(status["idle"] as? Bool, false)
+        XCTAssertEqual(status["live"] as? Bool, true)
         daemon.send(SIGTERM)
         XCTAssertEqual(try daemon.finish(timeout: 30).status, 0)
     }
