@@ -34,6 +34,9 @@ final class Daemon: Sendable {
     /// `quit` and releases libvlc's player.
     private let playlistBox: Guarded<VLCPlaylistPlayer?>
     private let state = Guarded(State())
+    /// Whether the log is closing: taken around each `PlaybackEnded` line and by the exit, so
+    /// that the exit knows whether the running playback's end was written.
+    private let endLines = Guarded(false)
     private let subscriptions = Guarded<[EventSubscription]>([])
     /// Lines written so far, counted by the log's tap: read without taking the log's lock,
     /// which stays held while a write to an output that takes nothing blocks (`status` must
@@ -214,6 +217,7 @@ final class Daemon: Sendable {
     }
 
     private func exitNow(stopped: Bool) {
+        writeEndOfRunningPlayback()
         let counts = state.withLock { ($0.started, $0.ended, $0.failed) }
         let closing = EventRecord(
             source: "daemon", name: "Exited",
@@ -228,6 +232,26 @@ final class Daemon: Sendable {
         // _exit, not exit: atexit handlers and static destructors would run while libvlc's
         // threads may still be running (the teardown may have timed out).
         _exit(0)
+    }
+
+    /// At the exit: the `PlaybackEnded` (`quit`) of a playback whose end was not written yet,
+    /// because libvlc's teardown, which reports it, did not finish in the time the exit allows.
+    /// Every playback keeps its one end line; the teardown's own comes too late and is dropped.
+    private func writeEndOfRunningPlayback() {
+        endLines.withLock { closing in
+            guard !closing else { return }
+            closing = true
+            let running = state.withLock { state in
+                state.playback.flatMap { $0.id == state.lastEnded ? nil : $0 }
+            }
+            guard let running else { return }
+            let fields: [(String, JSONValue)] =
+                [
+                    ("playback", .int(running.id.json)),
+                    ("entry_id", running.entry.map { .int($0.json) } ?? .null),
+                ] + place(of: running.entry) + [("reason", .string("quit"))]
+            log.writeAlways(EventRecord(source: "daemon", name: "PlaybackEnded", fields: fields))
+        }
     }
 
     // MARK: Entries
@@ -326,9 +350,15 @@ final class Daemon: Sendable {
                 default: break
                 }
             }
-            log.writeAlways(EventRecord(event, source: "daemon", context: context + place(of: event.entry)))
+            let record = EventRecord(event, source: "daemon", context: context + place(of: event.entry))
+            let written = endLines.withLock { closing in
+                guard !closing else { return false }
+                log.writeAlways(record)
+                state.withLock { $0.lastEnded = event.playback }
+                return true
+            }
+            guard written else { return }
             let playlistEnded = state.withLock { state in
-                state.lastEnded = event.playback
                 defer { state.playlistEndPending = false }
                 return state.playlistEndPending && state.playback?.id == event.playback
             }
