@@ -2,6 +2,7 @@ import Dispatch
 import ExampleSupport
 import Foundation
 import Glibc
+import MediaEvents
 
 /// What a command answers: the fields of an `"ok":true` reply, or an error message.
 enum CommandReply {
@@ -11,8 +12,8 @@ enum CommandReply {
 
 /// The commands the daemon itself carries out (everything but subscriptions).
 protocol ControlCommands: AnyObject, Sendable {
-    /// Runs `command` with the request's other members; on the control queue, never
-    /// waiting for libvlc (control calls are queued on the player).
+    /// Runs `command` with the request's other members (see `DaemonCommand`); on the control
+    /// queue, never waiting for libvlc (control calls are queued on the player).
     func perform(_ command: String, _ request: [String: Any]) -> CommandReply
     /// The daemon's part of a `status` reply.
     func statusFields() -> [(String, JSONValue)]
@@ -36,11 +37,14 @@ final class ControlServer: Sendable {
     /// How long a client dropped for not reading has to take its last line.
     static let closingGrace = 5.0
 
-    /// The daemon's own line names, accepted by `subscribe` besides libvlc's.
-    static let daemonEventNames = [
-        "Started", "ItemFailed", "PlaylistEnded", "Reloaded", "ReloadFailed", "Loaded",
-        "Status", "Stopping", "Exited", "LogMessage",
-    ]
+    /// The daemon's own line names and the playlist's, accepted by `subscribe` besides
+    /// libvlc's.
+    static let daemonEventNames =
+        [
+            "Started", "PlaybackBegan", "PlaybackStalled", "PlaybackEnded", "EntryRejected", "PlaylistEnded",
+            "Reloaded", "ReloadFailed", "Loaded", "Status", "Unhealthy", "Healthy", "Stopping", "Exited",
+            "LogMessage",
+        ] + PlaylistEvent.Kind.allCases.filter { $0 != .endReached }.map(\.name)
 
     private struct Outgoing {
         var bytes: [UInt8]

@@ -4,118 +4,110 @@ import Foundation
 import Glibc
 import MediaEvents
 
-/// The playback daemon: one list player, its playlist, the log and the counters.
+/// The playback daemon: one playlist player, the log and the counters.
 ///
-/// Every handler only logs and updates the state; whatever changes playback (`next`,
-/// `stop`, a new list) goes through the list player's queued control calls, so nothing
-/// blocks on libvlc's threads, where libvlc holds the list player's locks.
+/// The playlist is MediaEvents' `VLCPlaylistPlayer`: its calls decide at once and queue
+/// libvlc's work on the player's control queue, so no command and no handler here ever waits
+/// for libvlc. Every line about a playback comes from `player.playbacks`, which tags each event
+/// with the playback whose input sent it and ends each playback once.
 final class Daemon: Sendable {
     private struct State {
-        var entries: [String] = []
-        var mrls: [String] = []
-        var list: VLCMediaList?
-        var mediaSubscriptions: [EventSubscription] = []
-        var listSubscription: EventSubscription?
-        var currentIndex: Int?
-        /// The MediaChanged of the current media was seen, its NextItemSet not yet: libvlc's
-        /// list player sets the media (MediaChanged) before it sends NextItemSet.
-        var awaitingNextItemSet = false
-        /// What the current media's playback has shown; its outcome once known.
-        var progress = PlaybackProgress()
-        var outcomeKnown = false
-        /// The MRLs of the sub-items the current item expanded to (a playlist's or directory's
-        /// entries), with how many of each are still to be played under it.
-        var expansion: [String: Int] = [:]
-        /// Bumped by every MediaChanged, so that the open timeout of an earlier media is dropped.
-        var attempt = 0
+        /// Each entry's location as the playlist, an argument or a client gave it; entries
+        /// read from a playlist file or a directory are known by their MRL only.
+        var given: [PlaylistEntryID: String] = [:]
+        /// The playback that runs or ran last, and its entry.
+        var playback: (id: PlaybackID, entry: PlaylistEntryID?)?
         var started = 0
         var ended = 0
         var failed = 0
-        var consecutiveFailures = 0
-        /// Bumped by each reload, so that a delayed skip of the old playlist is dropped.
-        var generation = 0
+        /// The playlist reached its end; its line waits for the last playback's end.
+        var playlistEndPending = false
+        /// The last playback whose `PlaybackEnded` line was written.
+        var lastEnded: PlaybackID?
         var stopping = false
-
-        /// Makes the item playing `mrl` current: the next item if it plays that (the same file
-        /// may be listed twice), else the first that does; unchanged when none does (an entry
-        /// of a playlist or directory the current item expanded to).
-        mutating func locate(_ mrl: String) {
-            if let pending = expansion[mrl], pending > 0 {
-                expansion[mrl] = pending - 1
-                return
-            }
-            let expected = currentIndex.map { $0 + 1 } ?? 0
-            if expected < mrls.count, mrls[expected] == mrl {
-                currentIndex = expected
-                expansion = [:]
-            } else if let index = mrls.firstIndex(of: mrl) {
-                currentIndex = index
-                expansion = [:]
-            }
-        }
     }
 
     private let options: DaemonOptions
     private let log: EventLog
     private let library: VLCLibrary
-    private let listPlayer: VLCMediaListPlayer
-    /// The end of each item comes from here, with the error messages libvlc logged for it
-    /// (the `cause` of ItemFailed); created before the first play(), so that it sees the
-    /// first item's Opening. Kept: its subscriptions do not keep it alive.
-    private let causes: FailureCauseRecorder
-    private let configuration: any EventsConfiguring
+    /// The playlist; `nil` once the daemon exits: dropping it ends a running playback as
+    /// `quit` and releases libvlc's player.
+    private let playlistBox: Guarded<VLCPlaylistPlayer?>
     private let state = Guarded(State())
+    /// Whether the log is closing: taken around each `PlaybackEnded` line and by the exit, so
+    /// that the exit knows whether the running playback's end was written.
+    private let endLines = Guarded(false)
     private let subscriptions = Guarded<[EventSubscription]>([])
+    /// Lines written so far, counted by the log's tap: read without taking the log's lock,
+    /// which stays held while a write to an output that takes nothing blocks (`status` must
+    /// answer meanwhile).
+    private let lineCount = Guarded(0)
     /// `--control`'s socket, flushed and removed at exit.
     private let control: ControlServer?
     /// systemd's notifications (`$NOTIFY_SOCKET`).
     private let notifier: SystemdNotifier?
+    /// Whether every control call returns in time and no playback is stalled.
+    let liveness: Liveness
+    /// Writes the `Unhealthy`/`Healthy` lines, so that the watchdog never waits for the log.
+    private let healthLines = DispatchQueue(label: "media-daemon.health-lines")
 
+    /// - Parameter controlQueue: where commands and signals run (its calls are probed by
+    ///   `liveness`).
     init(
         options: DaemonOptions, log: EventLog, library: VLCLibrary, configuration: any EventsConfiguring,
-        control: ControlServer? = nil, notifier: SystemdNotifier? = nil
+        controlQueue: DispatchQueue, control: ControlServer? = nil, notifier: SystemdNotifier? = nil
     ) {
         self.options = options
         self.log = log
         self.library = library
-        self.configuration = configuration
         self.control = control
         self.notifier = notifier
-        listPlayer = VLCMediaListPlayer(library: library, configuration: configuration)
-        listPlayer.playbackMode = options.loop ? .loop : .default
-        causes = FailureCauseRecorder(player: listPlayer.mediaPlayer)
+        let playlist = VLCPlaylistPlayer(
+            library: library, configuration: configuration, options: options.playerOptions,
+            maximumEntries: MediaInput.maximumEntries)
+        playlist.loop = options.loop ? .list : .off
+        let box = Guarded<VLCPlaylistPlayer?>(playlist)
+        playlistBox = box
+        liveness = Liveness(commandQueue: controlQueue) {
+            await box.withLock { $0 }?.waitForPendingControls()
+        }
+        let lineCount = lineCount
+        log.setTap { record, line in
+            lineCount.withLock { $0 += 1 }
+            control?.publish(record, line: line)
+        }
     }
 
-    /// Subscribes to the list player and its player, then plays `playlist`.
+    private var playlist: VLCPlaylistPlayer? { playlistBox.withLock { $0 } }
+
+    /// Subscribes to the playlist and its playbacks, then plays `playlist` (or starts idle
+    /// when it is empty).
     func start(_ playlist: Playlist) {
-        let listToken = listPlayer.observe { [weak self] event in
-            guard let self else { return }
-            // Handled first: NextItemSet moves the current item, and its line names the new one.
-            self.handle(event)
-            self.log.write(EventRecord(event), context: self.itemContext())
-        }
-        let playerToken = listPlayer.mediaPlayer.observe { [weak self] event in
-            guard let self else { return }
-            // MediaChanged first: it moves the current item, and its line names the new one.
-            if case .mediaChanged(let media) = event { self.mediaChanged(to: media?.mrl) }
-            self.log.write(EventRecord(event), context: self.itemContext())
-            self.handle(event)
-        }
-        // Subscribed after the player: ItemFailed comes after the player's end line.
-        let endToken = causes.observe { [weak self] end in
-            self?.handle(end)
-        }
-        var tokens = [listToken, playerToken, endToken]
+        guard let player = self.playlist else { return }
+        var tokens = [
+            player.player.playbacks.observe { [weak self] event in self?.handle(event) },
+            player.observe { [weak self] event in self?.handle(event) },
+        ]
         if let level = options.logLevel { tokens.append(log.printLibvlcLog(of: library, minimumLevel: level)) }
         subscriptions.withLock { $0 = tokens }
+        let audio =
+            switch options.audio {
+            case .paced: "paced"
+            case .untimed: "untimed"
+            case .device: "device"
+            }
         note(
             "Started",
             [
                 ("items", .int(Int64(playlist.entries.count))), ("loop", .bool(options.loop)),
+                ("audio", .string(audio)), ("stall_timeout", .double(options.stallTimeout)),
                 ("pid", .int(Int64(getpid()))),
             ])
-        install(playlist)
+        replace(with: playlist.entries)
         notifier?.send("READY=1")
+        if playlist.entries.isEmpty, control == nil, options.exitAtEnd {
+            shutdown(reason: "nothing to play")
+        }
     }
 
     // MARK: Signals
@@ -140,38 +132,67 @@ final class Daemon: Sendable {
         }
         do {
             let playlist = try Playlist.load(file: options.playlistFile, arguments: options.arguments)
-            listPlayer.stop()
-            install(playlist)
-            note("Reloaded", [("items", .int(Int64(playlist.entries.count)))])
+            replace(with: playlist.entries)
+            note("Reloaded", [("items", .int(Int64(self.playlist?.entries.count ?? 0)))])
         } catch {
             note("ReloadFailed", [("error", .string("\(error)"))])
         }
     }
 
-    /// SIGUSR1: one line with the current item, state, time and counts.
+    /// SIGUSR1: one line with the current playback, state, time and counts.
     func writeStatus() {
         note("Status", statusFields())
     }
 
-    /// The current item, state, time and counts (the Status line, the `status` reply).
+    /// The current playback, state, time and counts (the Status line, the `status` reply).
+    /// Waits for nothing: neither libvlc nor the log.
     func statusFields() -> [(String, JSONValue)] {
-        let player = listPlayer.mediaPlayer
-        let counts = state.withLock { ($0.entries.count, $0.started, $0.ended, $0.failed) }
-        var fields = itemContext()
-        fields.append(("state", .string(player.state.description)))
-        // -1 until the first TimeChanged of the media (and after it): unknown, left out.
-        let time = player.time
-        if time >= 0 { fields.append(("time_ms", .int(time))) }
+        let (playback, counts) = state.withLock { ($0.playback, ($0.started, $0.ended, $0.failed)) }
+        var fields: [(String, JSONValue)] = []
+        if let playback {
+            fields += [
+                ("playback", .int(playback.id.json)), ("entry_id", playback.entry.map { .int($0.json) } ?? .null),
+            ]
+            fields += place(of: playback.entry)
+        }
+        if let playlist {
+            let player = playlist.player
+            let state = player.state
+            fields += [
+                ("state", .string(state.description)), ("paused", .bool(state == .paused)),
+                ("idle", .bool(!playlist.isActive)),
+            ]
+            // -1 without an input, or before its first TimeChanged: unknown, left out.
+            let time = player.time
+            if time >= 0 { fields.append(("time_ms", .int(time))) }
+            let length = player.length
+            if length > 0 { fields.append(("duration_ms", .int(length))) }
+            fields.append(("items", .int(Int64(playlist.entries.count))))
+        }
         fields += [
-            ("items", .int(Int64(counts.0))), ("started", .int(Int64(counts.1))),
-            ("ended", .int(Int64(counts.2))), ("failed", .int(Int64(counts.3))),
-            ("events", .int(Int64(log.lineCount))),
+            ("started", .int(Int64(counts.0))), ("ended", .int(Int64(counts.1))), ("failed", .int(Int64(counts.2))),
+            ("events", .int(Int64(lineCount.withLock { $0 }))),
         ]
+        let verdict = liveness.verdict
+        fields.append(("live", .bool(verdict == nil)))
+        if let verdict { fields.append(("unhealthy", .string(verdict))) }
         return fields
     }
 
-    /// SIGTERM, SIGINT, `--exit-at-end`: stops playback and exits 0, within 2 s whatever
-    /// libvlc does.
+    /// The watchdog found the daemon not live (`verdict` says why) or live again (`nil`).
+    func livenessChanged(_ verdict: String?) {
+        notifier?.status(verdict.map { "not live: \($0)" } ?? "live")
+        healthLines.async { [weak self] in
+            if let verdict {
+                self?.note("Unhealthy", [("reason", .string(verdict))])
+            } else {
+                self?.note("Healthy", [])
+            }
+        }
+    }
+
+    /// SIGTERM, SIGINT, `--exit-at-end`: ends playback and exits 0, within 2 s whatever
+    /// libvlc does. A playback still running ends as `quit`.
     func shutdown(reason: String) {
         let first = state.withLock { state in
             defer { state.stopping = true }
@@ -180,15 +201,23 @@ final class Daemon: Sendable {
         guard first else { return }
         notifier?.send("STOPPING=1")
         note("Stopping", [("reason", .string(reason))])
-        // A stop that hangs must not keep the daemon alive past its 2 s promise.
+        // A teardown that hangs in libvlc must not keep the daemon alive past its 2 s promise.
         DispatchQueue.global().asyncAfter(deadline: .now() + 1.5) { self.exitNow(stopped: false) }
-        Task {
-            await self.listPlayer.stopAndWait()
-            self.exitNow(stopped: true)
+        // Not on the control queue, nor in a handler: the wait below must be able to wait.
+        DispatchQueue.global().async {
+            // The playlist's last reference, dropped here, outside the box's lock: the player's
+            // teardown ends a running playback (`quit`, its PlaybackEnded line) and releases
+            // libvlc's player, both counted by the wait.
+            _ = self.playlistBox.withLock { box in
+                defer { box = nil }
+                return box
+            }
+            self.exitNow(stopped: VLCLibrary.waitForPendingTeardowns(timeout: 1.4))
         }
     }
 
     private func exitNow(stopped: Bool) {
+        writeEndOfRunningPlayback()
         let counts = state.withLock { ($0.started, $0.ended, $0.failed) }
         let closing = EventRecord(
             source: "daemon", name: "Exited",
@@ -201,189 +230,159 @@ final class Daemon: Sendable {
         control?.finish()
         log.sync()
         // _exit, not exit: atexit handlers and static destructors would run while libvlc's
-        // threads may still be running (the stop may have timed out).
+        // threads may still be running (the teardown may have timed out).
         _exit(0)
     }
 
-    // MARK: Playlist
-
-    private func install(_ playlist: Playlist) {
-        let list = VLCMediaList(library: library, configuration: configuration)
-        let listToken = list.observe { [weak self] event in
-            self?.log.write(EventRecord(event))
-        }
-        let (media, mediaTokens) = makeMedia(playlist.entries, firstIndex: 0)
-        let (oldList, oldTokens, oldListToken) = state.withLock { state in
-            defer {
-                state.entries = playlist.entries
-                state.mrls = media.map(\.mrl)
-                state.list = list
-                state.mediaSubscriptions = mediaTokens
-                state.listSubscription = listToken
-                state.currentIndex = nil
-                state.expansion = [:]
-                state.consecutiveFailures = 0
-                state.generation += 1
+    /// At the exit: the `PlaybackEnded` (`quit`) of a playback whose end was not written yet,
+    /// because libvlc's teardown, which reports it, did not finish in the time the exit allows.
+    /// Every playback keeps its one end line; the teardown's own comes too late and is dropped.
+    private func writeEndOfRunningPlayback() {
+        endLines.withLock { closing in
+            guard !closing else { return }
+            closing = true
+            let running = state.withLock { state in
+                state.playback.flatMap { $0.id == state.lastEnded ? nil : $0 }
             }
-            return (state.list, state.mediaSubscriptions, state.listSubscription)
+            guard let running else { return }
+            let fields: [(String, JSONValue)] =
+                [
+                    ("playback", .int(running.id.json)),
+                    ("entry_id", running.entry.map { .int($0.json) } ?? .null),
+                ] + place(of: running.entry) + [("reason", .string("quit"))]
+            log.writeAlways(EventRecord(source: "daemon", name: "PlaybackEnded", fields: fields))
         }
-        // Dropped outside the lock: their teardown may run completions.
-        _ = (oldList, oldTokens, oldListToken)
-        list.append(contentsOf: media)
-        listPlayer.mediaList = list
-        if media.isEmpty {
-            note("PlaylistEnded", counts())
-            return
-        }
-        listPlayer.play()
     }
 
-    /// Adds `entries` to the end of the playlist being played (`load` with `"append"`).
-    private func append(_ entries: [String]) {
-        let (list, firstIndex) = state.withLock { ($0.list, $0.mrls.count) }
-        guard let list else { return }
-        let (media, mediaTokens) = makeMedia(entries, firstIndex: firstIndex)
+    // MARK: Entries
+
+    /// Replaces the playlist by `entries` and plays them from the first; returns their ids.
+    @discardableResult
+    private func replace(with entries: [String]) -> [PlaylistEntryID] {
+        guard let playlist else { return [] }
+        let media = makeMedia(entries)
+        if !playlist.entries.isEmpty { playlist.clear() }
+        let ids = playlist.append(media.map(\.media))
         state.withLock { state in
-            state.entries += entries
-            state.mrls += media.map(\.mrl)
-            state.mediaSubscriptions += mediaTokens
+            state.given = Dictionary(zip(ids, media.map(\.text)), uniquingKeysWith: { first, _ in first })
         }
-        list.append(contentsOf: media)
+        if !ids.isEmpty { playlist.play() }
+        return ids
     }
 
-    /// The media of `entries`, observed, the first one being item `firstIndex` of the list;
-    /// an entry that is no valid URL is logged as failed and left out.
-    private func makeMedia(_ entries: [String], firstIndex: Int) -> ([VLCMedia], [EventSubscription]) {
-        var media: [VLCMedia] = []
-        var mediaTokens: [EventSubscription] = []
-        for entry in entries {
-            guard let item = MediaInput.media(entry, library: library, configuration: configuration) else {
-                note("ItemFailed", [("entry", .string(entry))] + PlaybackFailure(.invalidURL).fields)
-                continue
-            }
-            let index = firstIndex + media.count
-            mediaTokens.append(
-                item.observe { [weak self] event in
-                    guard let self else { return }
-                    if case .subItemAdded(let child) = event {
-                        // A playlist's or directory's entries: the list player plays them next,
-                        // as parts of this item.
-                        let mrl = child.mrl
-                        self.state.withLock { state in
-                            guard state.currentIndex == index else { return }
-                            state.progress.subItems += 1
-                            state.expansion[mrl, default: 0] += 1
-                        }
-                    }
-                    self.log.write(EventRecord(event), context: self.itemContext())
-                })
-            media.append(item)
+    /// Adds `entries` at the end; returns their ids. When no entry is current (an idle start,
+    /// or the playlist ended), the first of them plays.
+    private func append(_ entries: [String]) -> [PlaylistEntryID] {
+        guard let playlist else { return [] }
+        let media = makeMedia(entries)
+        let idle = playlist.currentEntry == nil && !playlist.isActive
+        let ids = playlist.append(media.map(\.media))
+        state.withLock { state in
+            for (id, text) in zip(ids, media.map(\.text)) { state.given[id] = text }
         }
-        return (media, mediaTokens)
+        if idle, let first = ids.first { playlist.play(first) }
+        return ids
+    }
+
+    /// The media of `entries`; an entry that is no valid URL is logged and left out.
+    private func makeMedia(_ entries: [String]) -> [(text: String, media: VLCMedia)] {
+        let configuration = playlist?.configuration
+        return entries.compactMap { entry in
+            guard let media = MediaInput.media(entry, library: library, configuration: configuration) else {
+                note(
+                    "EntryRejected",
+                    [
+                        ("entry", .string(entry)), ("error", .string("invalid_url")),
+                        ("message", .string("not a valid URL")),
+                    ])
+                return nil
+            }
+            return (entry, media)
+        }
+    }
+
+    /// `item` (the entry's position, from 1, while the playlist has it) and `entry` (its
+    /// location as given, or its MRL while the playlist has it) of the entry `id`.
+    private func place(of id: PlaylistEntryID?) -> [(String, JSONValue)] {
+        guard let id else { return [] }
+        let entries = playlist?.entries ?? []
+        let index = entries.firstIndex { $0.id == id }
+        var fields: [(String, JSONValue)] = []
+        if let index { fields.append(("item", .int(Int64(index + 1)))) }
+        if let text = state.withLock({ $0.given[id] }) ?? index.map({ entries[$0].mrl }) {
+            fields.append(("entry", .string(text)))
+        }
+        return fields
     }
 
     // MARK: Events
 
-    private func handle(_ event: MediaListPlayerEvent) {
-        switch event {
-        case .nextItemSet(let media):
-            let mrl = media.mrl
+    /// A playback's event: its line, tagged with the playback and its entry, and the counts.
+    private func handle(_ event: PlaybackEvent) {
+        let context: [(String, JSONValue)] = [
+            ("playback", .int(event.playback.json)), ("entry_id", event.entry.map { .int($0.json) } ?? .null),
+        ]
+        switch event.payload {
+        case .player, .media:
+            log.write(EventRecord(event, source: "daemon", context: []), context: context)
+        case .began:
+            // Before anything that could wait (the log): a stall of an older playback is over.
+            liveness.noteBegan(event.playback)
             state.withLock { state in
                 state.started += 1
-                if state.awaitingNextItemSet {
-                    state.awaitingNextItemSet = false
-                } else {
-                    state.locate(mrl)
+                state.playback = (event.playback, event.entry)
+                state.playlistEndPending = false
+            }
+            let place = place(of: event.entry)
+            log.writeAlways(EventRecord(event, source: "daemon", context: context + place))
+            if let notifier, place.count == 2, case .int(let item) = place[0].1, case .string(let entry) = place[1].1 {
+                notifier.status("playing item \(item) of \(playlist?.entries.count ?? 0): \(entry)")
+            }
+        case .stalled(let reason):
+            liveness.noteStalled(event.playback, reason)
+            log.writeAlways(EventRecord(event, source: "daemon", context: context))
+        case .ended(let summary):
+            liveness.noteEnded(event.playback)
+            state.withLock { state in
+                switch summary.outcome {
+                case .ended: state.ended += 1
+                case .failed: state.failed += 1
+                default: break
                 }
             }
-        case .played:
-            playlistEnded()
-        case .stopped:
-            break
+            let record = EventRecord(event, source: "daemon", context: context + place(of: event.entry))
+            let written = endLines.withLock { closing in
+                guard !closing else { return false }
+                log.writeAlways(record)
+                state.withLock { $0.lastEnded = event.playback }
+                return true
+            }
+            guard written else { return }
+            let playlistEnded = state.withLock { state in
+                defer { state.playlistEndPending = false }
+                return state.playlistEndPending && state.playback?.id == event.playback
+            }
+            if playlistEnded { finishPlaylist() }
         }
     }
 
-    /// The player got a new media: the current item moves to it (a playlist's entry played by
-    /// the list player stays on its playlist's item), its progress starts over and its open
-    /// timeout runs.
-    private func mediaChanged(to mrl: String?) {
-        let attempt = state.withLock { state in
-            if let mrl {
-                state.locate(mrl)
-                state.awaitingNextItemSet = true
-            }
-            state.progress = PlaybackProgress()
-            state.outcomeKnown = false
-            state.attempt += 1
-            return state.attempt
+    /// A playlist event: its line; its end is the `PlaylistEnded` line, written after the
+    /// last playback's `PlaybackEnded` (the playlist decides that it ended before the player
+    /// reports that playback's end).
+    private func handle(_ event: PlaylistEvent) {
+        guard case .endReached = event else {
+            log.write(EventRecord(event))
+            return
         }
-        if let notifier {
-            let item = itemContext()
-            if item.count == 2, case .int(let number) = item[0].1, case .string(let entry) = item[1].1 {
-                let count = state.withLock { $0.entries.count }
-                notifier.status("playing item \(number) of \(count): \(entry)")
-            }
+        let lastEnded = state.withLock { state in
+            let ended = state.playback == nil || state.lastEnded == state.playback?.id
+            state.playlistEndPending = !ended
+            return ended
         }
-        let seconds = options.openTimeout
-        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [weak self] in
-            guard let self else { return }
-            let outcome = self.state.withLock { state -> PlaybackOutcome? in
-                guard state.attempt == attempt, !state.outcomeKnown, !state.stopping else { return nil }
-                return state.progress.outcomeAtOpenTimeout(seconds)
-            }
-            if let outcome { self.finish(outcome, attempt: attempt) }
-        }
+        if lastEnded { finishPlaylist() }
     }
 
-    private func handle(_ event: MediaPlayerEvent) {
-        state.withLock { state in
-            if !state.outcomeKnown { state.progress.note(event) }
-        }
-    }
-
-    /// The current media ended (EndReached or EncounteredError), with its cause.
-    private func handle(_ end: PlaybackEnd) {
-        let (outcome, attempt) = state.withLock { state in
-            (state.outcomeKnown ? nil : state.progress.note(end), state.attempt)
-        }
-        if let outcome { finish(outcome, attempt: attempt) }
-    }
-
-    /// Counts the outcome of the media of `attempt` once; a failure is logged, and the list
-    /// player moved on where it would not by itself.
-    private func finish(_ outcome: PlaybackOutcome, attempt: Int) {
-        let decision = state.withLock { state -> (index: Int?, isLast: Bool, allFailing: Bool, generation: Int)? in
-            guard state.attempt == attempt, !state.outcomeKnown else { return nil }
-            state.outcomeKnown = true
-            guard !outcome.isPlayed else {
-                state.ended += 1
-                state.consecutiveFailures = 0
-                return nil
-            }
-            state.failed += 1
-            state.consecutiveFailures += 1
-            let isLast = state.currentIndex.map { $0 >= state.mrls.count - 1 } ?? false
-            return (state.currentIndex, isLast, state.consecutiveFailures >= state.mrls.count, state.generation)
-        }
-        guard let decision, let failure = outcome.failure else { return }
-        note("ItemFailed", itemContext(decision.index) + failure.fields)
-        // libvlc's list player goes on by itself after EndReached only; after an error (or a
-        // media that never opened) it would stay on the broken item.
-        if failure.reason == .noTracks { return }
-        if decision.isLast && !options.loop {
-            playlistEnded()
-        } else if decision.allFailing {
-            // Every item failed in a row: wait a little instead of spinning through them.
-            DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [weak self] in
-                guard let self, self.state.withLock({ $0.generation }) == decision.generation else { return }
-                self.listPlayer.next()
-            }
-        } else {
-            listPlayer.next()
-        }
-    }
-
-    private func playlistEnded() {
+    private func finishPlaylist() {
         note("PlaylistEnded", counts())
         notifier?.status("playlist ended")
         if options.exitAtEnd { shutdown(reason: "end of playlist") }
@@ -403,111 +402,92 @@ final class Daemon: Sendable {
             ]
         }
     }
-
-    /// The 1-based item number and entry of the current item.
-    private func itemContext(_ index: Int?? = .none) -> [(String, JSONValue)] {
-        state.withLock { state in
-            guard let current = index ?? state.currentIndex, current < state.entries.count else { return [] }
-            return [("item", .int(Int64(current + 1))), ("entry", .string(state.entries[current]))]
-        }
-    }
 }
 
 // MARK: Control commands
 
 extension Daemon: ControlCommands {
-    /// A `--control` command. Playback changes go through the list player's queued control
-    /// calls: the reply says the command was accepted, its effect arrives as events.
+    /// A `--control` command of the JSON protocol.
     func perform(_ command: String, _ request: [String: Any]) -> CommandReply {
+        switch DaemonCommand.parse(command, request) {
+        case .success(let command): run(command)
+        case .failure(let error): .error(error.message)
+        }
+    }
+
+    /// Carries out `command`: the one place where commands become playlist calls. Playback
+    /// changes are queued on the player: the reply says what the playlist decided (`next` at
+    /// the end: nothing), their effect arrives as events. Never waits for libvlc.
+    func run(_ command: DaemonCommand) -> CommandReply {
+        guard let playlist else { return .error("the daemon is exiting") }
         switch command {
-        case "play":
-            if let item = request["item"] {
-                let count = state.withLock { $0.mrls.count }
-                guard let number = Self.wholeNumber(item).map(Int.init), number >= 1, number <= count else {
-                    return .error("\"item\" must be a whole number from 1 to \(count)")
-                }
-                listPlayer.play(at: number - 1)
-            } else {
-                listPlayer.play()
+        case .play(nil):
+            guard !playlist.entries.isEmpty else { return .error("the playlist is empty") }
+            playlist.play()
+        case .play(.item(let number)):
+            let entries = playlist.entries
+            guard !entries.isEmpty else { return .error("the playlist is empty") }
+            guard number >= 1, number <= entries.count else {
+                return .error("\"item\" must be a whole number from 1 to \(entries.count)")
             }
-        case "pause": listPlayer.pause()
-        case "resume": listPlayer.resume()
-        case "stop": listPlayer.stop()
-        case "next": listPlayer.next()
-        case "previous": listPlayer.previous()
-        case "seek":
-            let player = listPlayer.mediaPlayer
-            switch (request["ms"], request["fraction"]) {
-            case (let ms?, nil):
-                guard let value = Self.wholeNumber(ms), value >= 0 else {
-                    return .error("\"ms\" must be a whole number of milliseconds, 0 or more")
-                }
-                guard player.isSeekable else { return .error("the current item cannot seek") }
-                player.time = value
-            case (nil, let fraction?):
-                guard let value = Self.number(fraction), value >= 0, value <= 1 else {
-                    return .error("\"fraction\" must be a number from 0 to 1")
-                }
-                guard player.isSeekable else { return .error("the current item cannot seek") }
-                player.position = Float(value)
-            default:
-                return .error("seek takes \"ms\" or \"fraction\" (one of them)")
+            guard playlist.play(entries[Int(number) - 1].id) else { return .error("item \(number) was just removed") }
+        case .play(.entry(let id)):
+            guard playlist.play(id) else { return .error("no entry \(id) in the playlist") }
+        case .pause: playlist.pause()
+        case .resume: playlist.resume()
+        case .stop: playlist.stop()
+        case .next:
+            guard playlist.next() else { return .error("no next entry") }
+        case .previous:
+            guard playlist.previous() else { return .error("no previous entry") }
+        case .seek(let target):
+            let player = playlist.player
+            guard player.isSeekable else { return .error("the current entry cannot seek") }
+            switch target {
+            case .milliseconds(let ms): player.time = ms
+            case .fraction(let fraction): player.position = Float(fraction)
             }
-        case "volume":
-            guard let given = request["volume"], let volume = Self.wholeNumber(given), (0...200).contains(volume) else {
-                return .error("\"volume\" must be a whole number from 0 to 200 (percent)")
-            }
-            listPlayer.mediaPlayer.volume = Int(volume)
+        case .volume(let volume):
+            playlist.player.volume = Int(volume)
             return .ok([("volume", .int(volume))])
-        case "load":
-            guard let list = request["entries"] as? [Any], !list.isEmpty, list.allSatisfy({ $0 is String }) else {
-                return .error("\"entries\" must be a non-empty list of paths or URLs")
-            }
-            let entries = list.compactMap { $0 as? String }
-            let mode = request["mode"] as? String ?? "replace"
-            let current = state.withLock { $0.entries.count }
-            let total = mode == "append" ? current + entries.count : entries.count
+        case .load(let entries, let append):
+            let total = append ? playlist.entries.count + entries.count : entries.count
             guard total <= MediaInput.maximumEntries else {
                 return .error("more than \(MediaInput.maximumEntries) entries: not loaded")
             }
-            switch mode {
-            case "replace":
-                listPlayer.stop()
-                install(Playlist(entries: entries))
-            case "append":
-                append(entries)
-            default:
-                return .error("\"mode\" must be \"replace\" or \"append\", not '\(mode)'")
-            }
-            let items = state.withLock { $0.entries.count }
+            let ids = append ? self.append(entries) : replace(with: entries)
+            let items = Int64(playlist.entries.count)
             note(
                 "Loaded",
-                [("mode", .string(mode)), ("entries", .int(Int64(entries.count))), ("items", .int(Int64(items)))])
-            return .ok([("items", .int(Int64(items)))])
-        case "playlist":
-            let (entries, current) = state.withLock { ($0.entries, $0.currentIndex) }
-            var fields: [(String, JSONValue)] = [("entries", .array(entries.map { .string($0) }))]
-            if let current { fields.append(("item", .int(Int64(current + 1)))) }
+                [
+                    ("mode", .string(append ? "append" : "replace")), ("entries", .int(Int64(entries.count))),
+                    ("items", .int(items)),
+                ])
+            return .ok([("items", .int(items)), ("entry_ids", .array(ids.map { .int($0.json) }))])
+        case .playlist:
+            let entries = playlist.entries
+            let given = state.withLock { $0.given }
+            var fields: [(String, JSONValue)] = [
+                (
+                    "entries",
+                    .array(
+                        entries.map { entry in
+                            var fields: [(String, JSONValue)] = [
+                                ("id", .int(entry.id.json)), ("entry", .string(given[entry.id] ?? entry.mrl)),
+                                ("mrl", .string(entry.mrl)),
+                            ]
+                            if let parent = entry.parent { fields.append(("parent", .int(parent.json))) }
+                            return .object(fields)
+                        })
+                )
+            ]
+            if let current = playlist.currentEntry, let index = entries.firstIndex(where: { $0.id == current.id }) {
+                fields += [("item", .int(Int64(index + 1))), ("entry_id", .int(current.id.json))]
+            }
             return .ok(fields)
-        case "status":
+        case .status:
             return .ok(statusFields())
-        default:
-            return .error("unknown command '\(command)'")
         }
         return .ok([])
-    }
-
-    /// A JSON number that is a whole number (not a boolean).
-    private static func wholeNumber(_ value: Any) -> Int64? {
-        guard let number = Self.number(value), number.rounded() == number, abs(number) < 1e15 else { return nil }
-        return Int64(number)
-    }
-
-    /// A JSON number (not a boolean, not a string).
-    private static func number(_ value: Any) -> Double? {
-        // JSONSerialization gives true and false as NSNumbers of type "c".
-        guard let number = value as? NSNumber, String(cString: number.objCType) != "c" else { return nil }
-        let double = number.doubleValue
-        return double.isFinite ? double : nil
     }
 }

@@ -7,19 +7,26 @@ let usage = """
     usage: media-daemon [options] [MEDIA...]
        media-daemon --help | --version
 
-    Plays a playlist headless through a list player and logs every event of the list player,
-    its player and the media as JSON Lines. An item that fails is logged and skipped.
+    Plays a playlist headless and logs every event of its playbacks as JSON Lines. Each start
+    of an entry is a playback with an id ("playback", increasing from 1); every line about it
+    carries that id and its entry's id ("entry_id", never reused), and each playback ends with
+    exactly one PlaybackEnded line saying why. An entry that fails is logged and skipped.
       --playlist FILE    read the playlist from FILE: one path or URL per line (.m3u: lines
                          starting with # are skipped; relative paths are relative to FILE);
-                         MEDIA arguments are played after its entries
-      --loop             start again at the first item after the last one
+                         MEDIA arguments are played after its entries. An empty playlist (or
+                         none, with --control) starts idle, waiting for a client's load
+      --loop             start again at the first entry after the last one
       --exit-at-end      exit 0 once the playlist has been played (default: stay idle until
-                         a signal, SIGHUP plays the playlist again)
+                         a signal or a command; SIGHUP plays the playlist again)
       --log FILE         append the log to FILE instead of standard output (reopened on SIGHUP)
       --no-progress      leave out TimeChanged, PositionChanged, Buffering, AudioVolume
       --dispatch MODE    inline (default), queue-async or queue-sync
-      --audio            real audio output (default: none, and no real-time pacing)
-      --open-timeout S   an item not playing after S seconds fails and is skipped (default 30)
+      --untimed          decode audio as fast as possible, with no output (for tests and batch
+                         work); default: audio goes nowhere at its own speed, as on speakers
+      --audio            real audio output (the system's default device)
+      --stall-timeout S  a playback that makes no progress for S seconds (opening, buffering,
+                         time not advancing, no track) fails and the next entry plays
+                         (default 30); --open-timeout S is the same option
       --verbose          log libvlc's messages too ("source":"libvlc","event":"LogMessage",
                          "level", "module", "object", "text"); = --log-level debug
       --log-level LEVEL  only libvlc's messages of LEVEL and above: debug, notice, warning
@@ -30,27 +37,50 @@ let usage = """
                          load, playlist, status, subscribe, unsubscribe; subscribed clients
                          get the log's lines; see 'media-events ctl --help'
 
+    Lines: every line has "seq" (continued from the last line of an existing --log file), "t"
+    (seconds since start), "ts" (UTC wall-clock time), "source" and "event". Lines of a
+    playback (libvlc's player and media events, "source":"player" or "media") add "playback"
+    and "entry_id". The daemon's own lines have "source":"daemon":
+      PlaybackBegan   playback, entry_id, item (the entry's position, from 1), entry (its path
+                      or URL as given, or the MRL of an entry read from a playlist file), mrl
+      PlaybackStalled playback, entry_id, stall (opening, buffering, no_track, no_progress)
+      PlaybackEnded   playback, entry_id, item, entry, reason: eof (played to its end),
+                      stopped (stop), skipped (next, previous, play, load), failed, quit (the
+                      daemon exited), expanded (a playlist file or directory, replaced by its
+                      "entries" entries; mpv calls it redirect); time_ms, position, length_ms
+                      when known, seconds; when failed: error (encountered_error, no_tracks,
+                      stalled), message, cause (libvlc's error messages, or the stall), stall
+      Started, Loaded, Reloaded, ReloadFailed, EntryRejected (not a valid URL), PlaylistEnded,
+      Status, Unhealthy, Healthy, Stopping, Exited.
+    The playlist's own events have "source":"playlist" (PlaylistEntriesAdded, ...Removed,
+    ...Moved, ...Cleared, ...Expanded, ...CurrentEntryChanged).
+
     systemd: with $NOTIFY_SOCKET set (Type=notify) it sends READY=1 once the playlist is
-    loaded, STATUS= per item, STOPPING=1, and WATCHDOG=1 every half $WATCHDOG_USEC.
+    loaded, STATUS= per playback, STOPPING=1, and WATCHDOG=1 every half $WATCHDOG_USEC while
+    the daemon is live: no ping while a control call (a command, a signal, or a libvlc call
+    queued on the player) has not returned within 5 s, or while a playback is stalled.
 
     Signals: SIGTERM, SIGINT  stop playback, write the last line, exit 0 (within 2 s)
              SIGHUP           re-read the playlist (and reopen the log), play from the start
-             SIGUSR1          write a "Status" line: item, state, time, counts
-    Every line has "seq" (continued from the last line of an existing --log file), "t"
-    (seconds since start) and "ts" (UTC wall-clock time). The daemon's own lines have
-    "source":"daemon": Started, ItemFailed ("error": EncounteredError, NoTracks,
-    OpenTimeout or InvalidURL, "message", and "cause": libvlc's error messages for the item,
-    when it logged any), PlaylistEnded, Reloaded, ReloadFailed, Status,
-    Stopping, Exited; Loaded (a control client's load).
+             SIGUSR1          write a "Status" line: playback, entry, state, time, counts
     Exit status: 0 after a signal or --exit-at-end; 1 the playlist or log could not be
-    opened at start, the playlist is not text or is empty, the control socket cannot be
-    created (its path exists and is not a stale socket, or another daemon listens on it),
-    or the log cannot be written (a message says why); 141 the output pipe was closed;
-    2 usage error.
+    opened at start, the playlist is not text, the control socket cannot be created (its
+    path exists and is not a stale socket, or another daemon listens on it), or the log
+    cannot be written (a message says why); 141 the output pipe was closed; 2 usage error.
     """
 
 /// The options of `media-daemon`.
 struct DaemonOptions {
+    /// Where the player's audio goes.
+    enum Audio {
+        /// Nowhere, at its own speed (`PlayerOptions.Audio.discardInRealTime`).
+        case paced
+        /// Nowhere, as fast as it is decoded (libvlc's `adummy`): `--untimed`.
+        case untimed
+        /// The system's audio device: `--audio`.
+        case device
+    }
+
     var playlistFile: String?
     var arguments: [String] = []
     var loop = false
@@ -58,17 +88,25 @@ struct DaemonOptions {
     var logFile: String?
     var filter = EventFilter()
     var dispatch = DispatchMode.inline
-    var audio = false
-    /// Seconds an item may take to start playing before it fails and is skipped.
-    var openTimeout = 30.0
+    var audio = Audio.paced
+    /// Seconds a playback may make no progress before it fails and the next entry plays.
+    var stallTimeout = 30.0
     /// libvlc's log messages of this level and above are logged (`--verbose`, `--log-level`).
     var logLevel: LogLevel?
     /// The control socket's path (`--control`).
     var controlPath: String?
 
+    /// The player's options for these.
+    var playerOptions: PlayerOptions {
+        PlayerOptions(
+            stallTimeout: .milliseconds(Int64((stallTimeout * 1000).rounded())), recordsFailureCauses: true,
+            audio: audio == .paced ? .discardInRealTime : .libraryOutput)
+    }
+
     static func parse(_ arguments: [String]) throws -> DaemonOptions {
         var options = DaemonOptions()
         var reader = ArgumentReader(arguments)
+        var audioFlags: [String] = []
         while let argument = reader.nextOption(positional: { options.arguments.append($0) }) {
             switch argument {
             case "--playlist": options.playlistFile = try reader.value(for: argument)
@@ -77,8 +115,13 @@ struct DaemonOptions {
             case "--log": options.logFile = try reader.value(for: argument)
             case "--no-progress": options.filter.dropProgress = true
             case "--dispatch": options.dispatch = try reader.dispatchMode(for: argument)
-            case "--audio": options.audio = true
-            case "--open-timeout": options.openTimeout = try reader.number(for: argument)
+            case "--audio":
+                options.audio = .device
+                audioFlags.append(argument)
+            case "--untimed":
+                options.audio = .untimed
+                audioFlags.append(argument)
+            case "--stall-timeout", "--open-timeout": options.stallTimeout = try reader.number(for: argument)
             case "--verbose": options.logLevel = .debug
             case "--log-level": options.logLevel = try reader.logLevel(for: argument)
             case "--control":
@@ -97,8 +140,9 @@ struct DaemonOptions {
             }
             if reader.hasAttachedValue { throw UsageError("\(argument) takes no value") }
         }
-        guard options.playlistFile != nil || !options.arguments.isEmpty else {
-            throw UsageError("nothing to play: give --playlist FILE or MEDIA arguments")
+        if Set(audioFlags).count > 1 { throw UsageError("--audio and --untimed cannot be combined") }
+        guard options.playlistFile != nil || !options.arguments.isEmpty || options.controlPath != nil else {
+            throw UsageError("nothing to play: give --playlist FILE, MEDIA arguments or --control PATH")
         }
         return options
     }

@@ -3,8 +3,8 @@ import ExampleSupport
 import Glibc
 import MediaEvents
 
-// media-daemon: plays a playlist headless through a list player, logging every event as JSON
-// Lines; see `usage` in DaemonOptions.swift.
+// media-daemon: plays a playlist headless through MediaEvents' playlist player, logging every
+// event of its playbacks as JSON Lines; see `usage` in DaemonOptions.swift.
 
 Output.ignoreSIGPIPE()
 // SIGTERM, SIGINT, SIGHUP and SIGUSR1 are taken from here on (see SignalPipe).
@@ -17,15 +17,12 @@ do {
     exit(2)
 }
 
+// An empty playlist starts idle; a playlist file that cannot be read is an error.
 let playlist: Playlist
 do {
     playlist = try Playlist.load(file: options.playlistFile, arguments: options.arguments)
 } catch {
     printError("media-daemon: \(error)")
-    exit(1)
-}
-guard !playlist.entries.isEmpty else {
-    printError("media-daemon: the playlist is empty")
     exit(1)
 }
 
@@ -42,9 +39,9 @@ if let path = options.logFile {
     }
 }
 
-// The control socket (--control), the signal handlers and systemd's watchdog timer run on
-// this queue (the watchdog's pings stop when it is stuck); the socket is created before
-// libvlc, so that a path in use fails the start at once.
+// The control socket's commands (--control) and the signal handlers run on this queue (the
+// watchdog probes it); the socket is created before libvlc, so that a path in use fails the
+// start at once.
 let controlQueue = DispatchQueue(label: "media-daemon.control")
 let control: ControlServer?
 if let path = options.controlPath {
@@ -64,7 +61,7 @@ let configuration = options.dispatch.configuration(queue: DispatchQueue(label: "
 let library: VLCLibrary
 do {
     library = try VLCLibrary(
-        arguments: MediaInput.libraryArguments(audio: options.audio),
+        arguments: MediaInput.libraryArguments(audio: options.audio == .device),
         logsConfiguration: configuration)
 } catch {
     printError("media-daemon: \(error)")
@@ -73,23 +70,21 @@ do {
 }
 
 // With --audio, a machine without a sound device plays silently: said once on stderr.
-let audioWarning = options.audio ? AudioOutputWarning.watch(library, program: "media-daemon") : nil
+let audioWarning = options.audio == .device ? AudioOutputWarning.watch(library, program: "media-daemon") : nil
 let log = EventLog(
     format: .json, filter: options.filter, fd: logFD,
     outputName: options.logFile ?? "standard output",
     lastSeq: options.logFile == nil ? 0 : EventLog.lastSeq(inLogFile: logFD), wallClock: true)
 let daemon = Daemon(
     options: options, log: log, library: library, configuration: configuration,
-    control: control, notifier: notifier)
+    controlQueue: controlQueue, control: control, notifier: notifier)
 let signalSources = daemon.installSignalHandlers(on: controlQueue)
 daemon.start(playlist)
 // Clients are accepted once the playlist is in place: one that connected earlier waits in
-// the listen backlog, so its first status already counts the items.
-if let control {
-    log.setTap { record, line in control.publish(record, line: line) }
-    control.start(commands: daemon)
-}
-notifier?.startWatchdog(on: controlQueue)
-withExtendedLifetime((signalSources, audioWarning)) {
+// the listen backlog, so its first status already counts the entries.
+control?.start(commands: daemon)
+let watchdog = Watchdog(liveness: daemon.liveness, notifier: notifier) { daemon.livenessChanged($0) }
+watchdog.start()
+withExtendedLifetime((signalSources, audioWarning, watchdog)) {
     dispatchMain()
 }

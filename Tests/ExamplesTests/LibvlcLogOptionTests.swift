@@ -84,7 +84,7 @@ final class LibvlcLogOptionTests: XCTestCase {
         let levels = libvlcLines(lines).compactMap { $0["level"] as? String }
         XCTAssertFalse(levels.isEmpty, errors.stdout)
         XCTAssertEqual(Set(levels), ["error"], errors.stdout)
-        let failed = lines.first { $0["event"] as? String == "ItemFailed" }
+        let failed = lines.first { $0["event"] as? String == "PlaybackEnded" && $0["reason"] as? String == "failed" }
         XCTAssertTrue((failed?["cause"] as? String ?? "").contains("(No such file or directory)"), errors.stdout)
 
         let quiet = try runProgram("media-daemon", ["--no-progress", "--exit-at-end", missing.path], timeout: 60)

@@ -38,6 +38,16 @@ final class MediaDaemonControlTests: XCTestCase {
 
     private func control(_ status: [String: Any]) -> [String: Any] { status["control"] as? [String: Any] ?? [:] }
 
+    /// The `entry` of each entry of a `playlist` reply.
+    private func entries(_ playlist: [String: Any]) -> [String] {
+        (playlist["entries"] as? [[String: Any]] ?? []).compactMap { $0["entry"] as? String }
+    }
+
+    /// The `id` of each entry of a `playlist` reply.
+    private func ids(_ playlist: [String: Any]) -> [Int] {
+        (playlist["entries"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? Int }
+    }
+
     /// Ends the daemon with SIGTERM: it exits 0 and removes its socket file.
     private func stop(
         _ daemon: RunningProgram, socket path: String, timeout: Double = 30,
@@ -62,34 +72,35 @@ final class MediaDaemonControlTests: XCTestCase {
             "subscribe",
             [
                 "events": [
-                    "MediaChanged", "MediaPlayerPlaying", "Paused",
-                    "MediaPlayerStopped", "Loaded",
+                    "PlaybackBegan", "MediaPlayerPlaying", "Paused", "PlaybackEnded", "Loaded",
                 ]
             ])
         ok(subscribed)
         XCTAssertEqual(
             (subscribed["events"] as? [String])?.sorted(),
-            ["Loaded", "MediaPlayerMediaChanged", "MediaPlayerPaused", "MediaPlayerPlaying", "MediaPlayerStopped"])
+            ["Loaded", "MediaPlayerPaused", "MediaPlayerPlaying", "PlaybackBegan", "PlaybackEnded"])
         func waitFor(_ name: String, item: Int? = nil, entry: URL? = nil) -> [String: Any]? {
             client.waitForEvent(timeout: 30) { object in
                 eventName(object) == name && (item == nil || object["item"] as? Int == item)
                     && (entry == nil || object["entry"] as? String == entry!.path)
             }
         }
-        // Subscribed after the start: the first item may be playing already.
+        // Subscribed after the start: the first entry may be playing already.
         var status = try client.request("status")
         ok(status)
         if status["state"] as? String != "playing" {
-            XCTAssertNotNil(waitFor("MediaPlayerPlaying", item: 1), "\(client.events)")
+            XCTAssertNotNil(waitFor("MediaPlayerPlaying"), "\(client.events)")
             status = try client.request("status")
         }
         XCTAssertEqual(status["state"] as? String, "playing", "\(status)")
         XCTAssertEqual(status["item"] as? Int, 1)
+        XCTAssertEqual(status["entry_id"] as? Int, 1)
         XCTAssertEqual(status["items"] as? Int, 2)
         XCTAssertEqual(control(status)["clients"] as? Int, 1)
 
         ok(try client.request("pause"))
         XCTAssertNotNil(waitFor("MediaPlayerPaused"), "pause pauses: \(client.events)")
+        XCTAssertTrue(try waitUntil(30) { try client.request("status")["paused"] as? Bool == true }, "status: paused")
         ok(try client.request("resume"))
         XCTAssertNotNil(waitFor("MediaPlayerPlaying"), "resume plays again")
         ok(try client.request("seek", ["ms": 1000]))
@@ -97,34 +108,46 @@ final class MediaDaemonControlTests: XCTestCase {
         ok(try client.request("volume", ["volume": 80]))
 
         ok(try client.request("next"))
-        XCTAssertNotNil(waitFor("MediaPlayerMediaChanged", item: 2), "next: \(client.events)")
+        XCTAssertNotNil(waitFor("PlaybackBegan", item: 2), "next: \(client.events)")
+        error(try client.request("next"), contains: "no next entry")
         ok(try client.request("previous"))
-        XCTAssertNotNil(waitFor("MediaPlayerMediaChanged", item: 1), "previous: \(client.events)")
+        XCTAssertNotNil(waitFor("PlaybackBegan", item: 1), "previous: \(client.events)")
+        error(try client.request("previous"), contains: "no previous entry")
         ok(try client.request("play", ["item": 2]))
-        XCTAssertNotNil(waitFor("MediaPlayerMediaChanged", item: 2), "play item 2: \(client.events)")
+        XCTAssertNotNil(waitFor("PlaybackBegan", item: 2), "play item 2: \(client.events)")
+        ok(try client.request("play", ["entry_id": 1]))
+        // The playback it replaced ends first, as skipped.
+        let skipped = try XCTUnwrap(waitFor("PlaybackEnded"), "\(client.events)")
+        XCTAssertEqual(skipped["reason"] as? String, "skipped", "\(skipped)")
+        XCTAssertNotNil(waitFor("PlaybackBegan", item: 1, entry: first), "play entry 1: \(client.events)")
 
         var playlist = try client.request("playlist")
         ok(playlist)
-        XCTAssertEqual(playlist["entries"] as? [String], [first.path, second.path])
-        XCTAssertEqual(playlist["item"] as? Int, 2)
+        XCTAssertEqual(entries(playlist), [first.path, second.path])
+        XCTAssertEqual(ids(playlist), [1, 2])
+        XCTAssertEqual(playlist["item"] as? Int, 1)
+        XCTAssertEqual(playlist["entry_id"] as? Int, 1)
 
         let appended = try client.request("load", ["entries": [third.path], "mode": "append"])
         ok(appended)
         XCTAssertEqual(appended["items"] as? Int, 3)
+        XCTAssertEqual(appended["entry_ids"] as? [Int], [3])
         XCTAssertNotNil(waitFor("Loaded"))
         playlist = try client.request("playlist")
-        XCTAssertEqual(playlist["entries"] as? [String], [first.path, second.path, third.path])
+        XCTAssertEqual(entries(playlist), [first.path, second.path, third.path])
         ok(try client.request("play", ["item": 3]))
-        XCTAssertNotNil(waitFor("MediaPlayerMediaChanged", item: 3, entry: third), "the appended item plays")
+        XCTAssertNotNil(waitFor("PlaybackBegan", item: 3, entry: third), "the appended entry plays")
 
         let replaced = try client.request("load", ["entries": [second.path]])
         ok(replaced)
         XCTAssertEqual(replaced["items"] as? Int, 1)
-        XCTAssertNotNil(waitFor("MediaPlayerMediaChanged", item: 1, entry: second), "the new playlist plays")
-        XCTAssertEqual(try client.request("playlist")["entries"] as? [String], [second.path])
+        XCTAssertEqual(replaced["entry_ids"] as? [Int], [4], "ids are never reused")
+        XCTAssertNotNil(waitFor("PlaybackBegan", item: 1, entry: second), "the new playlist plays")
+        XCTAssertEqual(entries(try client.request("playlist")), [second.path])
 
         ok(try client.request("stop"))
-        XCTAssertNotNil(waitFor("MediaPlayerStopped"), "stop stops")
+        let stopped = waitFor("PlaybackEnded")
+        XCTAssertEqual(stopped?["reason"] as? String, "stopped", "stop stops: \(stopped ?? [:])")
         XCTAssertNotEqual(try client.request("status")["state"] as? String, "playing")
         ok(try client.request("play"))
         XCTAssertNotNil(waitFor("MediaPlayerPlaying"), "play after stop plays")
@@ -139,7 +162,7 @@ final class MediaDaemonControlTests: XCTestCase {
         ok(unsubscribed)
         XCTAssertEqual(unsubscribed["events"] as? [String], [])
         let before = client.events.count
-        ok(try client.request("next"))
+        ok(try client.request("play", ["item": 1]))
         ok(try client.request("status"))
         XCTAssertEqual(client.events.count, before, "no events once unsubscribed: \(client.events.dropFirst(before))")
 
@@ -182,6 +205,9 @@ final class MediaDaemonControlTests: XCTestCase {
         error(try client.request("seek", ["ms": 1, "fraction": 0.5]), contains: "one of them")
         error(try client.request("play", ["item": 0]), contains: "from 1 to 1")
         error(try client.request("play", ["item": 2]), contains: "from 1 to 1")
+        error(try client.request("play", ["item": 1.5]), contains: "whole number")
+        error(try client.request("play", ["entry_id": 9]), contains: "no entry 9")
+        error(try client.request("play", ["item": 1, "entry_id": 1]), contains: "one of them")
         error(try client.request("load", ["entries": []]), contains: "entries")
         error(try client.request("load", ["entries": "x.wav"]), contains: "entries")
         error(try client.request("load", ["entries": ["x.wav"], "mode": "prepend"]), contains: "mode")
@@ -190,7 +216,7 @@ final class MediaDaemonControlTests: XCTestCase {
         let status = try client.request("status")
         ok(status, "still connected and answering")
         XCTAssertEqual(status["items"] as? Int, 1, "nothing was loaded")
-        XCTAssertEqual((try client.request("playlist")["entries"] as? [String])?.count, 1)
+        XCTAssertEqual(entries(try client.request("playlist")).count, 1)
 
         let result = try stop(daemon, socket: path)
         XCTAssertEqual(result.stderr, "", "no crash, no message")
@@ -365,7 +391,7 @@ final class MediaDaemonControlTests: XCTestCase {
     }
 
     func testControl_whenAClientReadsLate_progressIsCoalescedAndStateEventsAreAllKept() throws {
-        let (daemon, path) = try startDaemon([try TestMedia.wav(seconds: 0.3)], ["--loop"])
+        let (daemon, path) = try startDaemon([try TestMedia.wav(seconds: 0.3)], ["--loop", "--untimed"])
         let late = try ControlClient(path: path)
         ok(try late.request("subscribe", ["events": ["Buffering", "EndReached"]]))
         let other = try ControlClient(path: path)
@@ -484,7 +510,7 @@ final class MediaDaemonControlTests: XCTestCase {
         XCTAssertEqual(reply["items"] as? Int, 2)
 
         let watch = try RunningProgram(
-            "media-events", ["ctl", "--socket", path, "watch", "MediaChanged,ItemFailed,Exited"])
+            "media-events", ["ctl", "--socket", path, "watch", "PlaybackBegan,PlaybackEnded,Exited"])
         // Once watch has subscribed, the daemon counts one subscriber.
         let probe = try ControlClient(path: path)
         let deadline = Date().addingTimeInterval(30)
@@ -493,19 +519,21 @@ final class MediaDaemonControlTests: XCTestCase {
         let next = try runProgram("media-events", ["ctl", "--socket", path, "next"], timeout: 30)
         XCTAssertEqual(next.status, 0, next.stderr)
         XCTAssertEqual(next.stdout, #"{"request_id":1,"ok":true}"# + "\n")
-        let changed = watch.waitForLine(timeout: 30) { $0.contains(#""event":"MediaPlayerMediaChanged""#) }
-        let changedFields = try parseJSONObject(try XCTUnwrap(changed, watch.stdout + watch.stderr))
-        XCTAssertEqual(changedFields["item"] as? Int, 2)
-        XCTAssertEqual(changedFields["entry"] as? String, second.path)
+        let began = watch.waitForLine(timeout: 30) {
+            $0.contains(#""event":"PlaybackBegan""#) && $0.contains(#""entry_id":2"#)
+        }
+        let beganFields = try parseJSONObject(try XCTUnwrap(began, watch.stdout + watch.stderr))
+        XCTAssertEqual(beganFields["item"] as? Int, 2)
+        XCTAssertEqual(beganFields["entry"] as? String, second.path)
 
         let third = try TestMedia.wav(seconds: 30, sampleRate: 8000, name: "third.wav")
         let loaded = try runProgram(
             "media-events", ["ctl", "--socket", path, "load", "--append", third.path], timeout: 30)
         XCTAssertEqual(loaded.status, 0, loaded.stderr)
-        XCTAssertEqual(loaded.stdout, #"{"request_id":1,"ok":true,"items":3}"# + "\n")
+        XCTAssertEqual(loaded.stdout, #"{"request_id":1,"ok":true,"items":3,"entry_ids":[3]}"# + "\n")
         let listed = try parseJSONObject(
             try runProgram("media-events", ["ctl", "--socket", path, "playlist"], timeout: 30).stdout)
-        XCTAssertEqual(listed["entries"] as? [String], [first.path, second.path, third.path])
+        XCTAssertEqual(entries(listed), [first.path, second.path, third.path])
 
         let bad = try runProgram("media-events", ["ctl", "--socket", path, "seek", "1.5"], timeout: 30)
         XCTAssertEqual(bad.status, 2)
@@ -533,8 +561,9 @@ final class MediaDaemonControlTests: XCTestCase {
         XCTAssertEqual(watched.status, 0, "watch ends when the daemon exits: \(watched.stderr)")
         let lines = try watched.jsonLines()
         XCTAssertEqual(
-            lines.compactMap(eventName).filter { $0 != "MediaPlayerMediaChanged" }, ["Exited"],
+            lines.compactMap(eventName).filter { $0 != "PlaybackBegan" && $0 != "PlaybackEnded" }, ["Exited"],
             "only the events asked for: \(watched.stdout)")
+        XCTAssertEqual(lines.filter { eventName($0) == "PlaybackEnded" }.last?["reason"] as? String, "quit")
     }
 
     func testHelp_whenControlAndCtl_describesThemAndTheirExitStatuses() throws {

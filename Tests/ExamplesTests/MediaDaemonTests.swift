@@ -6,42 +6,49 @@ import XCTest
 final class MediaDaemonTests: XCTestCase {
     private func event(_ line: String) -> String? { (try? parseJSONObject(line))?["event"] as? String }
 
-    func testDaemon_whenBrokenItemsThenAGoodOne_playsItReloadsAndExitsZero() throws {
+    func testDaemon_whenBrokenEntriesThenAGoodOne_playsItReloadsAndExitsZero() throws {
         let good = try TestMedia.wav(seconds: 0.5, name: "good.wav")
-        let playlist = try TestMedia.m3u(entries: [
+        let entries = [
             try TestMedia.missing(), try TestMedia.empty(), try TestMedia.randomBytes(count: 8192),
             URL(string: "foo://nowhere/x.wav")!, good,
-        ])
+        ]
+        let playlist = try TestMedia.m3u(entries: entries)
         let daemon = try RunningProgram("media-daemon", ["--playlist", playlist.path, "--no-progress"])
 
         let ended = daemon.waitForLine(timeout: 60) { self.event($0) == "PlaylistEnded" }
-        XCTAssertNotNil(ended, "the playlist ends despite its broken items:\n\(daemon.stdout)\n\(daemon.stderr)")
-        let lines = try daemon.stdoutLines.map(parseJSONObject)
-        let goodEnd = lines.first { $0["event"] as? String == "MediaPlayerEndReached" && $0["item"] as? Int == 5 }
-        XCTAssertEqual(goodEnd?["entry"] as? String, good.absoluteString, "the good item is played to its end")
-        let failures = lines.filter { $0["event"] as? String == "ItemFailed" }
-        XCTAssertEqual(
-            failures.compactMap { $0["item"] as? Int }, [1, 2, 3, 4],
-            "missing, empty, random bytes (no track) and the unknown scheme fail")
+        XCTAssertNotNil(ended, "the playlist ends despite its broken entries:\n\(daemon.stdout)\n\(daemon.stderr)")
+        let log = DaemonLog(try daemon.stdoutLines.map(parseJSONObject))
+        XCTAssertEqual(log.playbackViolations(), [])
+        let ends = log.events("PlaybackEnded")
+        XCTAssertEqual(ends.compactMap { $0["entry_id"] as? Int }, [1, 2, 3, 4, 5], "one end per playback")
+        XCTAssertEqual(ends.compactMap { $0["item"] as? Int }, [1, 2, 3, 4, 5])
+        XCTAssertEqual(ends.compactMap { $0["reason"] as? String }, ["failed", "failed", "failed", "failed", "eof"])
+        // The entries as the playlist gives them (TestMedia.m3u writes URLs).
+        XCTAssertEqual(ends.last?["entry"] as? String, good.absoluteString, "the good entry is played to its end")
+        XCTAssertNotNil(ends.last?["time_ms"], "how far it got: \(ends.last ?? [:])")
+        XCTAssertNotNil(ends.last?["position"])
+        let failures = Array(ends.prefix(4))
         XCTAssertEqual(
             failures.compactMap { $0["error"] as? String },
-            ["EncounteredError", "EncounteredError", "NoTracks", "EncounteredError"])
+            ["encountered_error", "encountered_error", "no_tracks", "encountered_error"],
+            "missing, empty, random bytes (no track) and the unknown scheme fail")
         XCTAssertTrue(failures.allSatisfy { $0["message"] is String }, "\(failures)")
-        // libvlc's own words, from the error messages logged on each item's input thread.
+        // libvlc's own words, from the error messages logged on each entry's input thread.
         let causes = failures.map { $0["cause"] as? String }
         if causes.count == 4 {
             XCTAssertTrue(causes[0]?.contains("No such file or directory") == true, "missing: \(failures[0])")
             XCTAssertTrue(causes[1]?.contains("cannot pre fill buffer") == true, "empty: \(failures[1])")
-            XCTAssertNil(failures[2]["cause"], "NoTracks keeps the program's words, no key: \(failures[2])")
+            XCTAssertNil(failures[2]["cause"], "no_tracks keeps the program's words, no key: \(failures[2])")
             XCTAssertTrue(
                 causes[3]?.contains("unable to open the MRL 'foo://nowhere/x.wav'") == true,
                 "unknown scheme: \(failures[3])")
         }
-        XCTAssertTrue(lines.allSatisfy { $0["source"] as? String != "libvlc" }, "no libvlc lines without --verbose")
-        for changed in lines where changed["event"] as? String == "MediaPlayerMediaChanged" {
-            let entry = try XCTUnwrap(changed["entry"] as? String, "MediaChanged names its item: \(changed)")
-            let url = entry.contains("://") ? entry : URL(fileURLWithPath: entry).absoluteString
-            XCTAssertEqual(changed["mrl"] as? String, url, "the new item's, not the previous one's")
+        XCTAssertTrue(log.lines.allSatisfy { $0["source"] as? String != "libvlc" }, "no libvlc lines without --verbose")
+        for began in log.events("PlaybackBegan") {
+            let entry = try XCTUnwrap(began["entry_id"] as? Int, "\(began)")
+            let url = entries[entry - 1]
+            XCTAssertEqual(began["entry"] as? String, url.absoluteString, "\(began)")
+            XCTAssertEqual(began["mrl"] as? String, url.absoluteString, "the entry's own, not the previous one's")
         }
 
         daemon.send(SIGUSR1)
@@ -49,7 +56,9 @@ final class MediaDaemonTests: XCTestCase {
         XCTAssertNotNil(status)
         let statusFields = try status.map(parseJSONObject)
         XCTAssertEqual(statusFields?["failed"] as? Int, 4)
+        XCTAssertEqual(statusFields?["playback"] as? Int, 5)
         XCTAssertEqual(statusFields?["item"] as? Int, 5)
+        XCTAssertEqual(statusFields?["idle"] as? Bool, true)
         XCTAssertNil(statusFields?["time_ms"], "no time once the playlist ended (not -1)")
 
         let before = daemon.stdoutLines.count
@@ -62,12 +71,14 @@ final class MediaDaemonTests: XCTestCase {
         daemon.send(SIGTERM)
         let result = try daemon.finish(timeout: 30)
         XCTAssertEqual(result.status, 0, result.stderr)
-        let all = try result.jsonLines()
-        XCTAssertEqual(all.compactMap { $0["seq"] as? Int }, Array(1...all.count), "no line lost or torn")
-        XCTAssertEqual(all.last?["event"] as? String, "Exited", "the log is complete")
-        XCTAssertEqual(all.last?["stopped"] as? Bool, true)
-        XCTAssertEqual(
-            all.filter { $0["event"] as? String == "MediaPlayerEndReached" && $0["item"] as? Int == 5 }.count, 2)
+        let all = DaemonLog(try result.jsonLines())
+        XCTAssertEqual(all.lines.compactMap { $0["seq"] as? Int }, Array(1...all.lines.count), "no line lost or torn")
+        XCTAssertEqual(eventName(all.lines.last), "Exited", "the log is complete")
+        XCTAssertEqual(all.lines.last?["stopped"] as? Bool, true)
+        XCTAssertEqual(all.playbackViolations(), [])
+        let goodEnds = all.events("PlaybackEnded").filter { $0["entry"] as? String == good.absoluteString }
+        XCTAssertEqual(goodEnds.compactMap { $0["reason"] as? String }, ["eof", "eof"])
+        XCTAssertEqual(goodEnds.compactMap { $0["entry_id"] as? Int }, [5, 10], "new entries, new ids")
     }
 
     func testDaemon_whenSIGINTWhileLooping_exitsZeroWithItsLogFileComplete() throws {
@@ -75,7 +86,7 @@ final class MediaDaemonTests: XCTestCase {
         let daemon = try RunningProgram(
             "media-daemon",
             [
-                "--loop", "--no-progress", "--log", logFile.path,
+                "--loop", "--no-progress", "--untimed", "--log", logFile.path,
                 try TestMedia.wav(seconds: 0.3).path,
             ])
         let deadline = Date().addingTimeInterval(60)
@@ -105,7 +116,7 @@ final class MediaDaemonTests: XCTestCase {
         let daemon = try RunningProgram(
             "media-daemon",
             [
-                "--loop", "--no-progress", "--log", logFile.path,
+                "--loop", "--no-progress", "--untimed", "--log", logFile.path,
                 try TestMedia.wav(seconds: 0.2).path,
             ])
         func endsSoFar() -> Int {
@@ -148,27 +159,16 @@ final class MediaDaemonTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
     }
 
-    func testDaemon_whenAnItemStalls_failsItAtTheOpenTimeoutAndPlaysTheNext() throws {
+    /// `--open-timeout` is the stall timeout's other name: a server that never answers
+    /// fails as stalled while opening.
+    func testDaemon_whenOpenTimeout_failsASilentServerAsStalledWhileOpening() throws {
         let server = try StalledServer()
-        let good = try TestMedia.wav(seconds: 0.3)
-        let daemon = try RunningProgram(
-            "media-daemon",
-            [
-                "--no-progress", "--exit-at-end", "--open-timeout", "2",
-                server.url, good.path,
-            ])
-        let result = try daemon.finish(timeout: 30)
+        let result = try runProgram(
+            "media-daemon", ["--no-progress", "--exit-at-end", "--open-timeout", "1", server.url], timeout: 30)
         XCTAssertEqual(result.status, 0, result.stderr)
-        let lines = try result.jsonLines()
-        let failed = lines.first { $0["event"] as? String == "ItemFailed" }
-        XCTAssertEqual(failed?["item"] as? Int, 1)
-        XCTAssertEqual(failed?["error"] as? String, "OpenTimeout")
-        XCTAssertTrue(
-            lines.contains { $0["event"] as? String == "MediaPlayerEndReached" && $0["item"] as? Int == 2 },
-            result.stdout)
-        let ended = lines.first { $0["event"] as? String == "PlaylistEnded" }
-        XCTAssertEqual(ended?["failed"] as? Int, 1)
-        XCTAssertEqual(ended?["ended"] as? Int, 1)
+        let ended = try XCTUnwrap(DaemonLog(try result.jsonLines()).events("PlaybackEnded").first)
+        XCTAssertEqual(ended["stall"] as? String, "opening", "\(ended)")
+        XCTAssertEqual(try XCTUnwrap(ended["seconds"] as? Double), 1, accuracy: 0.9)
     }
 
     func testDaemon_whenStatusWhilePlaying_reportsAKnownTime() throws {
@@ -178,6 +178,12 @@ final class MediaDaemonTests: XCTestCase {
         let status = try parseJSONObject(try XCTUnwrap(daemon.waitForLine(timeout: 30) { self.event($0) == "Status" }))
         XCTAssertEqual(status["state"] as? String, "playing")
         XCTAssertGreaterThanOrEqual(status["time_ms"] as? Int ?? -1, 0)
+        XCTAssertEqual(status["duration_ms"] as? Int, 30000)
+        XCTAssertEqual(status["playback"] as? Int, 1)
+        XCTAssertEqual(status["entry_id"] as? Int, 1)
+        XCTAssertEqual(status["paused"] as? Bool, false)
+        XCTAssertEqual(status["idle"] as? Bool, false)
+        XCTAssertEqual(status["live"] as? Bool, true)
         daemon.send(SIGTERM)
         XCTAssertEqual(try daemon.finish(timeout: 30).status, 0)
     }
@@ -190,6 +196,12 @@ final class MediaDaemonTests: XCTestCase {
             "media-daemon", ["--playlist", try TestMedia.missing(name: "none.m3u").path], timeout: 30)
         XCTAssertEqual(missing.status, 1)
         XCTAssertTrue(missing.stderr.contains("cannot read the playlist"), missing.stderr)
+        let nothing = try runProgram("media-daemon", [], timeout: 30)
+        XCTAssertEqual(nothing.status, 2)
+        XCTAssertTrue(nothing.stderr.contains("nothing to play"), nothing.stderr)
+        let both = try runProgram("media-daemon", ["--audio", "--untimed", "x.wav"], timeout: 30)
+        XCTAssertEqual(both.status, 2)
+        XCTAssertTrue(both.stderr.contains("--audio and --untimed cannot be combined"), both.stderr)
     }
 }
 

@@ -1,0 +1,152 @@
+import Dispatch
+import ExampleSupport
+import Glibc
+import MediaEvents
+
+/// Whether the daemon is live, the condition of systemd's watchdog pings: every control call
+/// returns within `bound` seconds, and no playback is stalled.
+///
+/// A control call is probed on each of the two queues that carry them out: the daemon's
+/// control queue (clients' commands, signals) and the player's control queue (the libvlc calls
+/// of `next`, `stop` …, which can hang in libvlc). Each `check()` queues a probe on a queue
+/// that has none waiting and reports a probe that has waited longer than `bound`; a queue that
+/// cannot run it is stuck behind a call that has not returned. A stalled playback (reported,
+/// its end not yet) is not live either: its end is a call on the player's control queue.
+///
+/// Nothing here waits: the probes answer when they run, and `check()` only reads the clock.
+final class Liveness: Sendable {
+    private struct State {
+        /// When the probe waiting on each queue was queued; `nil` when none waits.
+        var commandProbe: DispatchTime?
+        var playerProbe: DispatchTime?
+        /// The playback reported stalled whose end has not come yet.
+        var stalled: (playback: PlaybackID, reason: StallReason)?
+        /// What `check()` last found: `nil` live, else why not.
+        var verdict: String?
+    }
+
+    /// Seconds a probe may wait before the daemon is not live.
+    let bound: Double
+    private let commandQueue: DispatchQueue
+    /// Returns once every call queued on the player before it has been carried out.
+    private let waitForPlayer: @Sendable () async -> Void
+    private let state = Guarded(State())
+
+    init(bound: Double = 5, commandQueue: DispatchQueue, waitForPlayer: @escaping @Sendable () async -> Void) {
+        self.bound = bound
+        self.commandQueue = commandQueue
+        self.waitForPlayer = waitForPlayer
+    }
+
+    /// Why the daemon is not live, as `check()` last found; `nil` when it is.
+    var verdict: String? { state.withLock { $0.verdict } }
+
+    /// Queues the probes that are not waiting and returns why the daemon is not live (`nil`
+    /// when it is), with whether that changed since the last check.
+    func check() -> (verdict: String?, changed: Bool) {
+        let now = DispatchTime.now()
+        let (verdict, changed, probeCommand, probePlayer) = state.withLock { state in
+            let probeCommand = state.commandProbe == nil
+            let probePlayer = state.playerProbe == nil
+            if probeCommand { state.commandProbe = now }
+            if probePlayer { state.playerProbe = now }
+            var verdict: String?
+            if let stalled = state.stalled {
+                verdict = "playback \(stalled.playback) stalled (\(stalled.reason.code)) and has not ended"
+            } else if let since = state.playerProbe, Self.seconds(since, now) > bound {
+                verdict = "a call on the player's control queue has not returned for \(Self.text(since, now)) s"
+            } else if let since = state.commandProbe, Self.seconds(since, now) > bound {
+                verdict = "a call on the daemon's control queue has not returned for \(Self.text(since, now)) s"
+            }
+            let changed = verdict != state.verdict
+            state.verdict = verdict
+            return (verdict, changed, probeCommand, probePlayer)
+        }
+        if probeCommand {
+            commandQueue.async { [state] in state.withLock { $0.commandProbe = nil } }
+        }
+        if probePlayer {
+            let waitForPlayer = waitForPlayer
+            Task { [state] in
+                await waitForPlayer()
+                state.withLock { $0.playerProbe = nil }
+            }
+        }
+        return (verdict, changed)
+    }
+
+    /// A playback was reported stalled; called before anything that could wait (the log).
+    func noteStalled(_ playback: PlaybackID, _ reason: StallReason) {
+        state.withLock { $0.stalled = (playback, reason) }
+    }
+
+    /// A playback ended: its stall, or an older one's, is over.
+    func noteEnded(_ playback: PlaybackID) {
+        state.withLock { state in
+            if let stalled = state.stalled, stalled.playback <= playback { state.stalled = nil }
+        }
+    }
+
+    /// A playback began: a stall of an older one is over.
+    func noteBegan(_ playback: PlaybackID) {
+        state.withLock { state in
+            if let stalled = state.stalled, stalled.playback < playback { state.stalled = nil }
+        }
+    }
+
+    private static func seconds(_ start: DispatchTime, _ end: DispatchTime) -> Double {
+        Double(end.uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+    }
+
+    private static func text(_ start: DispatchTime, _ end: DispatchTime) -> String {
+        String(seconds(start, end), decimals: 1)
+    }
+}
+
+/// Checks the daemon's liveness on a timer of its own queue (never one a control call could
+/// hold), and sends systemd's `WATCHDOG=1` after each check that finds it live.
+///
+/// With `$WATCHDOG_USEC` it checks every half of it, or every second when that is more often;
+/// without, every second, for the `live` of `status` and the `Unhealthy`/`Healthy` lines.
+/// Nothing is sent when `$WATCHDOG_PID` names another process.
+final class Watchdog: Sendable {
+    private let liveness: Liveness
+    private let notifier: SystemdNotifier?
+    private let onChange: @Sendable (String?) -> Void
+    private let queue = DispatchQueue(label: "media-daemon.watchdog")
+    private let timer: Guarded<(any DispatchSourceTimer)?> = Guarded(nil)
+
+    /// `onChange` is called on the watchdog's queue with each new verdict (`nil`: live again);
+    /// it must not wait (the log may be what is stuck).
+    init(liveness: Liveness, notifier: SystemdNotifier?, onChange: @escaping @Sendable (String?) -> Void) {
+        self.liveness = liveness
+        self.notifier = notifier
+        self.onChange = onChange
+    }
+
+    func start() {
+        let pings = notifier != nil ? Self.pingInterval() : nil
+        let interval = min(pings ?? 1, 1)
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now(), repeating: .milliseconds(Int((interval * 1000).rounded())))
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            let (verdict, changed) = self.liveness.check()
+            if verdict == nil, pings != nil { self.notifier?.send("WATCHDOG=1") }
+            if changed { self.onChange(verdict) }
+        }
+        self.timer.withLock { $0 = timer }
+        timer.resume()
+    }
+
+    /// Half `$WATCHDOG_USEC` in seconds, `nil` when the variable is unset or names another
+    /// process's watchdog (`$WATCHDOG_PID`).
+    private static func pingInterval() -> Double? {
+        guard let text = getenv("WATCHDOG_USEC").map({ String(cString: $0) }), let usec = UInt64(text), usec > 0
+        else { return nil }
+        if let pid = getenv("WATCHDOG_PID").map({ String(cString: $0) }), !pid.isEmpty, pid != String(getpid()) {
+            return nil
+        }
+        return Double(usec) / 2e6
+    }
+}
