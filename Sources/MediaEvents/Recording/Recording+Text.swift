@@ -189,6 +189,11 @@ private enum TextReader {
         return PlaybackID(rawValue: UInt64(raw))
     }
 
+    /// Whether `codec` can make the event `entry` records again.
+    private static func canMake<Codec: RecordingCodable>(_ entry: RecordedEntry, with codec: Codec.Type) -> Bool {
+        (try? codec.prepare(entry)) != nil
+    }
+
     /// A log: each line's source with its context is an object; a line of a source that is no
     /// object kind, or whose event that kind does not send, is a mark.
     static func log(lines: [Line]) throws -> Recording {
@@ -208,7 +213,8 @@ private enum TextReader {
             let time = RecordedEntry.duration(seconds: fields[field: "t"]?.doubleValue ?? 0)
             let rest = fields.filter { !head.contains($0.name) }
             let kind = RecordedObject.Kind(rawValue: source)
-            guard let payloadNames = RecordingCodec.codable(for: kind)?.payloadFieldNames(ofEventNamed: name) else {
+            let codec = RecordingCodec.codable(for: kind)
+            guard let payloadNames = codec?.payloadFieldNames(ofEventNamed: name) else {
                 entries.append(
                     RecordedEntry(seq: seq, time: time, kind: .mark, name: name, source: source, fields: rest))
                 continue
@@ -216,6 +222,15 @@ private enum TextReader {
             let tags: Set<String> = kind == .playbacks ? ["playback", "entry"] : []
             let payload = rest.filter { payloadNames.contains($0.name) }
             let context = rest.filter { !payloadNames.contains($0.name) && !tags.contains($0.name) }
+            // A program may write an event in words of its own (the daemon's playlist lines
+            // name entries by id only): a line its codec cannot make the event again from is
+            // kept, as a mark.
+            let probe = RecordedEntry(seq: seq, time: time, kind: .event, name: name, source: source, fields: payload)
+            if let codec, !Self.canMake(probe, with: codec) {
+                entries.append(
+                    RecordedEntry(seq: seq, time: time, kind: .mark, name: name, source: source, fields: rest))
+                continue
+            }
             let key = source + RecordingJSON.line(context)
             let id: RecordedObject.ID
             if let known = objectKeys[key] {
