@@ -288,7 +288,8 @@ private final class PendingCall<Object: AnyObject & Sendable>: QueuedDelivery, @
     // @unchecked: as `PendingDelivery`'s.
     let handler: Unmanaged<EventsHandler<Object>>
     let lease: Unmanaged<Object>
-    let body: @Sendable (Object) -> Void
+    /// Dropped before the borrow is returned (see `PendingDelivery.payload`).
+    var body: (@Sendable (Object) -> Void)?
 
     init(
         handler: Unmanaged<EventsHandler<Object>>, lease: Unmanaged<Object>, body: @escaping @Sendable (Object) -> Void
@@ -301,8 +302,9 @@ private final class PendingCall<Object: AnyObject & Sendable>: QueuedDelivery, @
     override func run() {
         let identity = handler._withUnsafeGuaranteedRef { $0.identity }
         DeliveryContext.with(sender: 0, handler: identity, isBlocking: false) {
-            lease._withUnsafeGuaranteedRef { body($0) }
+            lease._withUnsafeGuaranteedRef { body?($0) }
         }
+        body = nil
         // Last: once the borrow is returned the handler may be freed.
         handler._withUnsafeGuaranteedRef { $0.returnLease() }
     }
@@ -313,13 +315,18 @@ private final class PendingCall<Object: AnyObject & Sendable>: QueuedDelivery, @
 private final class PendingDelivery<Object: AnyObject & Sendable, Payload: Sendable>: QueuedDelivery,
     @unchecked Sendable
 {
-    // @unchecked: every stored property is an immutable `let` of a Sendable type; the lease
-    // and the handler are kept alive by the borrow this delivery holds until it has run (the
-    // object, which cannot be freed while its lease is borrowed, is torn down before the
-    // native event table releases the handler).
+    // @unchecked: every stored property is an immutable `let` of a Sendable type but
+    // `payload`, which only the one drain that runs this delivery touches; the lease and the
+    // handler are kept alive by the borrow this delivery holds until it has run (the object,
+    // which cannot be freed while its lease is borrowed, is torn down before the native event
+    // table releases the handler).
     let handler: Unmanaged<EventsHandler<Object>>
     let lease: Unmanaged<Object>
-    let payload: Payload
+    /// Dropped before the borrow is returned: the wrappers a payload holds (a `MediaChanged`
+    /// media) must be let go while the lease still counts as pending work, or a program
+    /// that waited for pending teardowns could exit while their teardown releases the last
+    /// libvlc instance (seen: `libvlc_release` unloading plugins during `exit`).
+    var payload: Payload?
     let deliver: @Sendable (Object, Payload) -> Void
 
     init(
@@ -335,8 +342,9 @@ private final class PendingDelivery<Object: AnyObject & Sendable, Payload: Senda
     override func run() {
         let identity = handler._withUnsafeGuaranteedRef { $0.identity }
         DeliveryContext.with(sender: 0, handler: identity, isBlocking: false) {
-            lease._withUnsafeGuaranteedRef { deliver($0, payload) }
+            lease._withUnsafeGuaranteedRef { deliver($0, payload.unsafelyUnwrapped) }
         }
+        payload = nil
         // Last: once the borrow is returned the handler may be freed.
         handler._withUnsafeGuaranteedRef { $0.returnLease() }
     }
