@@ -203,8 +203,17 @@ final class Daemon: Sendable {
         note("Stopping", [("reason", .string(reason))])
         // A teardown that hangs in libvlc must not keep the daemon alive past its 2 s promise.
         DispatchQueue.global().asyncAfter(deadline: .now() + 1.5) { self.exitNow(stopped: false) }
+        let deliveries = playlist?.configuration.dispatchQueue
         // Not on the control queue, nor in a handler: the wait below must be able to wait.
         DispatchQueue.global().async {
+            // Events libvlc sent before the signal and still queued for delivery (queue-async)
+            // are written first, with their entry's place in the playlist, which goes next;
+            // bounded, for the 2 s promise.
+            if let deliveries {
+                let delivered = DispatchSemaphore(value: 0)
+                deliveries.async { delivered.signal() }
+                _ = delivered.wait(timeout: .now() + 0.5)
+            }
             // The playlist's last reference, dropped here, outside the box's lock: the player's
             // teardown ends a running playback (`quit`, its PlaybackEnded line) and releases
             // libvlc's player, both counted by the wait.
