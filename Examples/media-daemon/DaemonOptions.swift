@@ -18,7 +18,9 @@ let usage = """
       --loop             start again at the first entry after the last one
       --exit-at-end      exit 0 once the playlist has been played (default: stay idle until
                          a signal or a command; SIGHUP plays the playlist again)
-      --log FILE         append the log to FILE instead of standard output (reopened on SIGHUP)
+      --log FILE         append the log to FILE instead of standard output (reopened on SIGHUP;
+                         created with mode 0600)
+      --log-mode MODE    the mode (octal) a new --log file is created with, e.g. 0640
       --no-progress      leave out TimeChanged, PositionChanged, Buffering, AudioVolume
       --dispatch MODE    inline (default), queue-async or queue-sync
       --untimed          decode audio as fast as possible, with no output (for tests and batch
@@ -35,7 +37,14 @@ let usage = """
                          replaced, any other file refused; removed at exit) for JSON Lines
                          commands: play, pause, resume, stop, next, previous, seek, volume,
                          load, playlist, status, subscribe, unsubscribe; subscribed clients
-                         get the log's lines; see 'media-events ctl --help'
+                         get the log's lines; see 'media-events ctl --help'. The same socket
+                         speaks mpv's JSON IPC ({"command":["loadfile","a.wav"]}): mpv's
+                         commands, properties and events (see DaemonControl.md)
+      --catch-up LINES   keep the last LINES log lines for clients that subscribe "since" a
+                         seq after a reconnect (default 1000; 0 keeps none)
+      --client-timeout S disconnect a client that has sent nothing for S seconds and takes no
+                         events (default 300); one connection beyond the 64 clients is kept
+                         for the operator: it gets one reply, then is closed
 
     Lines: every line has "seq" (continued from the last line of an existing --log file), "t"
     (seconds since start), "ts" (UTC wall-clock time), "source" and "event". Lines of a
@@ -95,6 +104,12 @@ struct DaemonOptions {
     var logLevel: LogLevel?
     /// The control socket's path (`--control`).
     var controlPath: String?
+    /// The mode a new `--log` file is created with (`--log-mode`).
+    var logMode: mode_t = 0o600
+    /// Log lines kept for clients that catch up (`--catch-up`).
+    var catchUpLines = 1000
+    /// Seconds a client may send nothing while it takes no events (`--client-timeout`).
+    var clientTimeout = 300.0
 
     /// The player's options for these.
     var playerOptions: PlayerOptions {
@@ -130,6 +145,21 @@ struct DaemonOptions {
                     throw UsageError("--control needs a socket path of 1 to \(UnixSocket.maximumPathBytes) bytes")
                 }
                 options.controlPath = path
+            case "--log-mode":
+                let text = try reader.value(for: argument)
+                guard let mode = mode_t(text, radix: 8), mode <= 0o777, mode & 0o600 == 0o600 else {
+                    throw UsageError(
+                        "--log-mode needs an octal mode from 0600 to 0777 that the daemon can read and write, not '\(text)'"
+                    )
+                }
+                options.logMode = mode
+            case "--catch-up":
+                let text = try reader.value(for: argument)
+                guard let lines = Int(text), (0...1_000_000).contains(lines) else {
+                    throw UsageError("--catch-up needs a number of lines from 0 to 1000000, not '\(text)'")
+                }
+                options.catchUpLines = lines
+            case "--client-timeout": options.clientTimeout = try reader.number(for: argument)
             case "-h", "--help":
                 printOutput(usage)
                 exit(0)
