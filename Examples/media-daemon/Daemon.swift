@@ -48,6 +48,8 @@ final class Daemon: Sendable {
     private let control: ControlServer?
     /// systemd's notifications (`$NOTIFY_SOCKET`).
     private let notifier: SystemdNotifier?
+    /// Where commands and signals run.
+    private let controlQueue: DispatchQueue
     /// Whether every control call returns in time and no playback is stalled.
     let liveness: Liveness
     /// Writes the `Unhealthy`/`Healthy` lines, so that the watchdog never waits for the log.
@@ -68,6 +70,7 @@ final class Daemon: Sendable {
         self.library = library
         self.control = control
         self.notifier = notifier
+        self.controlQueue = controlQueue
         let playlist = VLCPlaylistPlayer(
             library: library, configuration: configuration, options: options.playerOptions,
             maximumEntries: MediaInput.maximumEntries)
@@ -580,17 +583,23 @@ extension Daemon: ControlCommands {
             return .ok([("speed", .double(speed))])
         case .selectTrack(let type, let choice):
             let tracks = facts.withLock { $0.running ? $0.tracks(of: type) : [] }
+            let track: Int?
             switch choice {
-            case .none: playlist.player.selectTrack(nil, of: type)
+            case .none: track = nil
             case .first:
                 guard let first = tracks.first else { return .error("no \(type) track") }
-                playlist.player.selectTrack(first.esID, of: type)
+                track = first.esID
             case .number(let number):
                 guard number >= 1, number <= tracks.count else {
                     return .error("no \(type) track \(number) (\(tracks.count) known)")
                 }
-                playlist.player.selectTrack(tracks[number - 1].esID, of: type)
+                track = tracks[number - 1].esID
             }
+            playlist.player.selectTrack(track, of: type)
+            // libvlc confirms a selection with ESSelected, not a deselection: the fact is the
+            // command's until an event says otherwise.
+            facts.withLock { $0.selected[type] = track }
+            control?.propertiesChanged()
         case .load(let entries, let mode):
             let append: Bool
             if case .replace = mode { append = false } else { append = true }
@@ -659,7 +668,8 @@ extension Daemon: ControlCommands {
                 playlist.clear()
             }
         case .quit(let status):
-            shutdown(reason: "quit", status: status)
+            // After this command's reply is queued (the exit sends what is queued).
+            controlQueue.async { self.shutdown(reason: "quit", status: status) }
         case .playlist:
             let entries = playlist.entries
             let given = state.withLock { $0.given }
