@@ -562,7 +562,7 @@ final class ControlServer: Sendable {
                         (
                             "reason",
                             .string(
-                                "too many clients (at most \(Self.maximumClients), and the operator's connection is in use)"
+                                "too many clients (at most \(Self.maximumClients)); the operator's connection is in use too"
                             )
                         ),
                     ]) + "\n"

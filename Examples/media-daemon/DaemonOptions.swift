@@ -36,8 +36,10 @@ let usage = """
       --control PATH     listen on a Unix socket at PATH (mode 0600; a stale socket there is
                          replaced, any other file refused; removed at exit) for JSON Lines
                          commands: play, pause, resume, stop, next, previous, seek, volume,
-                         load, playlist, status, subscribe, unsubscribe; subscribed clients
-                         get the log's lines; see 'media-events ctl --help'. The same socket
+                         mute, speed, load, remove, move, clear, playlist, status, quit,
+                         subscribe (since a seq: the lines missed first), unsubscribe;
+                         subscribed clients get the log's lines; see 'media-events ctl
+                         --help'. The same socket
                          speaks mpv's JSON IPC ({"command":["loadfile","a.wav"]}): mpv's
                          commands, properties and events (see DaemonControl.md)
       --catch-up LINES   keep the last LINES log lines for clients that subscribe "since" a
@@ -49,7 +51,8 @@ let usage = """
     Lines: every line has "seq" (continued from the last line of an existing --log file), "t"
     (seconds since start), "ts" (UTC wall-clock time), "source" and "event". Lines of a
     playback (libvlc's player and media events, "source":"player" or "media") add "playback"
-    and "entry_id". The daemon's own lines have "source":"daemon":
+    and "entry_id"; player events outside any playback (MediaChanged, a volume change while
+    idle) have neither. The daemon's own lines have "source":"daemon":
       PlaybackBegan   playback, entry_id, item (the entry's position, from 1), entry (its path
                       or URL as given, or the MRL of an entry read from a playlist file), mrl
       PlaybackStalled playback, entry_id, stall (opening, buffering, no_track, no_progress)
@@ -72,7 +75,8 @@ let usage = """
     Signals: SIGTERM, SIGINT  stop playback, write the last line, exit 0 (within 2 s)
              SIGHUP           re-read the playlist (and reopen the log), play from the start
              SIGUSR1          write a "Status" line: playback, entry, state, time, counts
-    Exit status: 0 after a signal or --exit-at-end; 1 the playlist or log could not be
+    Exit status: 0 after a signal or --exit-at-end (a client's quit: the status it gave, 0 by
+    default); 1 the playlist or log could not be
     opened at start, the playlist is not text, the control socket cannot be created (its
     path exists and is not a stale socket, or another daemon listens on it), or the log
     cannot be written (a message says why); 141 the output pipe was closed; 2 usage error.
