@@ -265,15 +265,18 @@ final class MediaDaemonMpvTests: XCTestCase {
     }
 
     func testPlayerEventsOutsidePlaybacks_whenMediaChanges_areLoggedOnceWithoutPlayback() throws {
-        let media = try TestMedia.wav(seconds: 0.3, sampleRate: 8000, name: "short.wav")
-        for dispatch in ["inline", "queue-async", "queue-sync"] {
+        let media = try TestMedia.wav(seconds: 0.2, sampleRate: 8000, name: "short.wav")
+        // Each mode twice: whether an event had a playback is decided on libvlc's threads and
+        // the control queue at once.
+        for dispatch in ["inline", "queue-async", "queue-sync", "inline", "queue-async", "queue-sync"] {
             let result = try runProgram(
-                "media-daemon", ["--exit-at-end", "--untimed", "--dispatch", dispatch, media.path, media.path],
+                "media-daemon",
+                ["--exit-at-end", "--untimed", "--dispatch", dispatch] + Array(repeating: media.path, count: 4),
                 timeout: 60)
             XCTAssertEqual(result.status, 0, result.stderr)
             let log = try DaemonLog(text: result.stdout)
             let changes = log.events("MediaPlayerMediaChanged")
-            XCTAssertEqual(changes.count, 2, "\(dispatch): one MediaChanged per entry: \(changes)")
+            XCTAssertEqual(changes.count, 4, "\(dispatch): one MediaChanged per entry: \(changes)")
             XCTAssertTrue(changes.allSatisfy { $0["playback"] == nil && $0["entry_id"] == nil }, "\(dispatch)")
             XCTAssertEqual(log.playbackViolations(), [], dispatch)
             let tagged = log.lines.filter { ($0["source"] as? String) == "player" && $0["playback"] != nil }
