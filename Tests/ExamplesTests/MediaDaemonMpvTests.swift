@@ -83,7 +83,8 @@ final class MediaDaemonMpvTests: XCTestCase {
         let client = try MpvTestClient(path: path)
         let loaded = try client.ok("loadfile", missing.path)
         XCTAssertEqual((loaded["data"] as? [String: Any])?["playlist_entry_id"] as? Int, 1, "\(loaded)")
-        _ = try client.ok("loadfile", good.path, "append")
+        // append-play: the missing entry may have failed already (the playlist ended).
+        _ = try client.ok("loadfile", good.path, "append-play")
         let failed = try XCTUnwrap(client.waitForEvent("end-file") { $0["playlist_entry_id"] as? Int == 1 })
         XCTAssertEqual(failed["reason"] as? String, "error")
         XCTAssertEqual(failed["file_error"] as? String, "loading failed")
@@ -115,6 +116,46 @@ final class MediaDaemonMpvTests: XCTestCase {
         XCTAssertNotNil(client.waitForEvent("shutdown") { _ in true })
         let exit = try daemon.finish(timeout: 30)
         XCTAssertEqual(exit.status, 3, "quit 3: the daemon's exit status")
+    }
+
+    func testPlaylistEdits_inBothForms_changeTheEntriesAsMpvSays() throws {
+        let names = ["a.wav", "b.wav", "c.wav", "d.wav"]
+        let media = try names.map { try TestMedia.wav(seconds: 30, sampleRate: 8000, name: $0).path }
+        let path = try testSocketPath()
+        let daemon = try RunningProgram("media-daemon", ["--control", path, "--no-progress"])
+        let mpv = try MpvTestClient(path: path)
+        func files() throws -> [String] {
+            let list = try XCTUnwrap(try mpv.ok("get_property", "playlist")["data"] as? [[String: Any]])
+            return list.compactMap { ($0["filename"] as? String).map { String($0.split(separator: "/").last!) } }
+        }
+        _ = try mpv.ok("loadfile", media[0])
+        _ = try mpv.ok("loadfile", media[1], "append")
+        _ = try mpv.ok("loadfile", media[2], "insert-next")
+        XCTAssertEqual(try files(), ["a.wav", "c.wav", "b.wav"], "insert-next: after the current entry")
+        // mpv: index1 takes the place of the entry at index2.
+        _ = try mpv.ok("playlist-move", 2, 0)
+        XCTAssertEqual(try files(), ["b.wav", "a.wav", "c.wav"])
+        _ = try mpv.ok("playlist-move", 0, 3)
+        XCTAssertEqual(try files(), ["a.wav", "c.wav", "b.wav"], "index2 past the last: to the end")
+        XCTAssertEqual(try mpv.request("playlist-move", 0, 9)["error"] as? String, "error running command")
+        _ = try mpv.ok("playlist-play-index", 2)
+        XCTAssertNotNil(mpv.waitForEvent("file-loaded") { $0["playlist_entry_id"] as? Int == 2 }, "b.wav plays")
+        _ = try mpv.ok("playlist-clear")
+        XCTAssertEqual(try files(), ["b.wav"], "playlist-clear keeps the entry playing")
+        // The daemon's own form, on the same connection.
+        let native = try ControlClient(path: path)
+        XCTAssertEqual(
+            try native.request("load", ["entries": [media[3], media[0]], "mode": "append"])["ok"] as? Bool, true)
+        XCTAssertEqual(try native.request("move", ["item": 3, "to_item": 1])["ok"] as? Bool, true)
+        XCTAssertEqual(try files(), ["a.wav", "b.wav", "d.wav"])
+        XCTAssertEqual(try native.request("remove", ["item": 3])["ok"] as? Bool, true)
+        XCTAssertEqual(try files(), ["a.wav", "b.wav"])
+        XCTAssertEqual(try native.request("speed", ["speed": 1.5])["ok"] as? Bool, true)
+        XCTAssertEqual(try mpv.ok("get_property", "speed")["data"] as? Double, 1.5)
+        XCTAssertEqual(try native.request("clear")["ok"] as? Bool, true)
+        XCTAssertEqual(try files(), [])
+        daemon.send(SIGTERM)
+        XCTAssertEqual(try daemon.finish(timeout: 30).status, 0)
     }
 
     // MARK: Catch-up
