@@ -3,6 +3,7 @@
 import CLibVLC
 import Foundation
 @_spi(Benchmarks) @testable import MediaEvents
+import TestSupport
 import XCTest
 
 final class EventStreamTests: XCTestCase {

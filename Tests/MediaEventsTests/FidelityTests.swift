@@ -1,6 +1,7 @@
 import CLibVLC
 import Foundation
 @testable import MediaEvents
+import TestSupport
 import XCTest
 
 /// MediaEvents against ground truth: a raw C listener (CVLCTestSupport's rawrec) attached to

@@ -4,6 +4,7 @@ import CVLCTestSupport
 import Foundation
 @testable import MediaEvents
 import Synchronization
+import TestSupport
 import XCTest
 
 /// libvlc 3.0 counts a media's references with a plain `int` (`i_refcount++` and `--` in

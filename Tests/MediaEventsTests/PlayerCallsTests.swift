@@ -1,5 +1,6 @@
 import Foundation
 @testable import MediaEvents
+import TestSupport
 import XCTest
 
 /// The player calls media tools need — tracks, chapters and titles, rate, snapshots, volume,

@@ -1,6 +1,7 @@
 import CLibVLC
 import Foundation
 @testable import MediaEvents
+import TestSupport
 import XCTest
 
 /// Media whose bytes come from Swift (`libvlc_media_new_callbacks`): played and parsed by the

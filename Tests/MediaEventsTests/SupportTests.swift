@@ -4,6 +4,7 @@
 import CLibVLC
 import Foundation
 import Glibc
+import TestSupport
 import XCTest
 
 final class SupportTests: XCTestCase {

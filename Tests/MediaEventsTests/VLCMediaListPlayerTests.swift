@@ -1,5 +1,6 @@
 import Foundation
 import MediaEvents
+import TestSupport
 import XCTest
 
 final class VLCMediaListPlayerTests: XCTestCase {

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 @_spi(Benchmarks) @testable import MediaEvents
 import Synchronization
+import TestSupport
 import XCTest
 
 /// One test per re-entrancy case the library once got wrong (a trap, a deadlock, a late

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 @testable import MediaEvents
+import TestSupport
 import XCTest
 
 /// Every public member of every object, called from inside the handler of every event that

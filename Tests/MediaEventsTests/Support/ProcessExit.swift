@@ -1,4 +1,5 @@
 import MediaEvents
+import TestSupport
 import XCTest
 
 /// Makes each test end with the libvlc teardowns it queued, and the process exit only once
