@@ -35,8 +35,9 @@ let package = Package(
         .testTarget(
             name: "MediaEventsTests",
             dependencies: ["MediaEvents", "CLibVLC", "CLibVLCLog", "CLibVLCFixes", "CVLCTestSupport", "TestSupport"],
-            // Recordings: real libvlc sequences the example test replays (RecordingFixtureTests).
-            exclude: ["Support/README.md", "Recordings"]
+            // Recordings: real libvlc sequences the example test replays (RecordingFixtureTests);
+            // RefcountFixHost: a C program MediaReferenceCountTests builds and runs.
+            exclude: ["Support/README.md", "Recordings", "RefcountFixHost"]
         ),
         .target(name: "ExampleSupport", dependencies: ["MediaEvents"], path: "Examples/Shared"),
         .executableTarget(

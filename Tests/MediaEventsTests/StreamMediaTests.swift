@@ -1,4 +1,3 @@
-import CLibVLC
 import Foundation
 @testable import MediaEvents
 import TestSupport
@@ -237,8 +236,8 @@ final class StreamMediaTests: XCTestCase {
             return ThreadProbeStream(bytes, calls)
         }
         // A read-ahead buffer smaller than the media, so that the seek reaches the stream.
-        libvlc_media_add_option(media.native.raw, ":prefetch-buffer-size=16")
-        libvlc_media_add_option(media.native.raw, ":prefetch-read-size=4096")
+        media.native.addOption(":prefetch-buffer-size=16")
+        media.native.addOption(":prefetch-read-size=4096")
         let player = VLCMediaPlayer(
             media: media, library: TestLibrary.shared, configuration: EventsDefaultConfiguration())
         let inputThreads = Recorder<UInt>()

@@ -218,7 +218,7 @@ final class ReentrancyCasesTests: XCTestCase {
     // MARK: 3. waitForPendingEdits from item handlers
 
     private static func nativeCount(_ list: VLCMediaList) -> Int {
-        Int(libvlc_media_list_count(list.native.raw))
+        Int(list.native.count)
     }
 
     /// Inside a blocking delivery of the list's own item event (sync queue configuration) the
@@ -699,7 +699,7 @@ final class ReentrancyCasesTests: XCTestCase {
                     if case .parsedChanged(let status) = event, status != .none { parsed.record(status) }
                 }
                 // Another wrapper of the same media makes the list, delivered on the queue.
-                let listMaker = VLCMedia(retaining: media.native.raw, configuration: configuration)
+                let listMaker = VLCMedia(retaining: media.native, configuration: configuration)
                 let listToken = listMaker.subItemList.observe(.itemAdded) { _ in }
                 // A handler of another object runs on the queue when the preparser starts
                 // waiting for it, holding the sub-item list's lock.
@@ -742,7 +742,7 @@ final class ReentrancyCasesTests: XCTestCase {
             let secondFreed = Counter()
             runWithDeadline(40, "\(mode): waitForPendingTeardowns after dropping a second wrapper") {
                 let media = makeMedia(SharedMedia.shortWAV, configuration: configuration)
-                let second = Box<VLCMedia>(VLCMedia(retaining: media.native.raw, configuration: configuration))
+                let second = Box<VLCMedia>(VLCMedia(retaining: media.native, configuration: configuration))
                 // Subscribed: its listener is attached to the same event manager.
                 let secondToken = second.current!.observe(.metaChanged, onCompletion: { secondFreed.increment() }) {
                     _ in

@@ -366,7 +366,7 @@ struct MatrixMember: Sendable {
         // From a handler of the media's own events that libvlc sends with its event lock held
         // (the second wrapper's detach needs that lock): the case that made the wait run out.
         .init("second.drop + waitForPendingTeardowns") { world in
-            guard let second = world.second.current, DeliveryContext.isDelivering(from: second.native.raw) else {
+            guard let second = world.second.current, DeliveryContext.isDelivering(from: second.native.address) else {
                 return
             }
             world.second.clear()
@@ -618,7 +618,7 @@ final class MatrixRun: Sendable {
 
     /// Another wrapper of `media`, subscribed now, outside any handler (so it is attached).
     private func subscribeSecondWrapper(of media: VLCMedia) -> [EventSubscription] {
-        let second = VLCMedia(retaining: media.native.raw, configuration: world.mediaConfiguration)
+        let second = VLCMedia(retaining: media.native, configuration: world.mediaConfiguration)
         world.second.set(second)
         return [second.observe { _ in }]
     }
