@@ -98,6 +98,7 @@ final class MediaReferenceCountTests: XCTestCase {
     /// libvlc's own retains and releases, made inside libvlc on four threads at once: each
     /// thread adds the same media to a list of its own and removes it again (each list has
     /// its own lock, so nothing serializes the four media counts).
+    /// Workaround: `MediaReferenceCount` (rule 9 of SendSites.md) — this test fails without it.
     func testLibvlcsOwnRetainsAndReleases_onFourThreadsAtOnce_loseNoCount() {
         let library = TestLibrary.shared
         let media = NativeMedia.new(path: SharedMedia.shortWAV.path, in: library.native)!

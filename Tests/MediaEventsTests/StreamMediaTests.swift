@@ -151,6 +151,7 @@ final class StreamMediaTests: XCTestCase {
     /// player's queue, every later call of the player and its teardown, until the read gave
     /// up. libvlc now tells the stream (its `cancel()`) when it stops reading, the read
     /// returns, and the stop finishes; `close()` comes after `cancel()`. In each configuration.
+    /// Workaround: `StreamCancellation` (rule 20 of SendSites.md) — this test fails without it.
     func testStop_whenTheStreamsReadWaitsForData_cancelsTheReadAndStops() async throws {
         for mode in DispatchMode.allCases {
             let (configuration, _) = mode.make(label: "stream.stall.stop")

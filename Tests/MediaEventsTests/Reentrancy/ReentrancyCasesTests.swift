@@ -128,6 +128,7 @@ final class ReentrancyCasesTests: XCTestCase {
     /// A is delivered synchronously on Q, B asynchronously on R, which targets Q, so R has a
     /// mark of its own. A block of R owns Q: A's synchronous delivery from there must run
     /// inline (it used to see only R's mark and `Q.sync` trapped with SIGILL).
+    /// Workaround: `SyncOntoCurrentQueue` (rule 14 of SendSites.md) — this test fails without it.
     func testSyncDelivery_whenSentFromBlockOfMarkedQueueTargetingItsQueue_runsInlineWithoutTrap() {
         for submit in ["sync", "async"] {
             let q = DispatchQueue(label: "cases.shadow.Q.\(submit)")
@@ -597,6 +598,7 @@ final class ReentrancyCasesTests: XCTestCase {
 
     /// `play` sends MetaChanged(NowPlaying) and `set_media` the old media's StateChanged with
     /// the player's lock held: player getters called there used to take it again and hang.
+    /// Workaround: `PlaybackCache` (rule 1 of SendSites.md) — this test fails without it.
     func testPlayerGetters_whenReadFromMediaHandlersDuringPlayAndSetMedia_answerWithoutHang() {
         for mode in [DispatchMode.inline, .queueSync] {
             let (configuration, _) = mode.make(label: "cases.getters")
@@ -682,6 +684,7 @@ final class ReentrancyCasesTests: XCTestCase {
     /// list's item, the user's own), its first: making a second list wrapper took that lock
     /// again, and the queue and the preparser waited for each other. One wrapper per native
     /// list: the second wrapper reads the first's.
+    /// Workaround: `SubItemListLock` (rule 8 of SendSites.md) — this test fails without it.
     func testSubItems_whenASecondWrapperReadsThemOnTheQueueTheSubItemListWaitsFor_answerWithoutHang() throws {
         let entries = 3
         let queue = MarkedQueue(label: "cases.second-wrapper")
@@ -735,6 +738,7 @@ final class ReentrancyCasesTests: XCTestCase {
     /// thread holds until the handler returns: queued at once, it held up the teardown queue
     /// and the wait ran out its whole timeout. It is queued once the handler has returned, and
     /// the wait leaves it out, as it leaves out the objects being delivered.
+    /// Workaround: `TeardownAfterSenderHandler` (rule 5 of SendSites.md) — this test fails without it.
     func testWaitForPendingTeardowns_whenASubscribedSecondWrapperOfTheSenderIsDroppedInItsHandler_returnsAtOnce() {
         for mode in DispatchMode.allCases {
             let (configuration, _) = mode.make(label: "cases.second-wrapper-teardown")
@@ -811,6 +815,7 @@ final class ReentrancyCasesTests: XCTestCase {
     /// directly, that set waited for the event lock: deadlock (libdispatch does not tell that
     /// `top` targets `base`, so the block could not be recognized). `setMeta` is now always
     /// queued on the media's control queue, and `meta(_:)` answers the new value at once.
+    /// Workaround: `SetMetaQueue` (rule 5 of SendSites.md) — this test fails without it.
     func testSetMeta_whenCalledFromABlockOfTheQueueTheDeliveryQueueTargets_neitherWaitsNorLosesTheValue() {
         let base = DispatchQueue(label: "cases.setmeta.base")
         let top = DispatchQueue(label: "cases.setmeta.top", target: base)
@@ -855,6 +860,7 @@ final class ReentrancyCasesTests: XCTestCase {
     /// a bystander's `SnapshotTaken` tells the handler that the callback runs; the handler then
     /// makes a player and a list player. Their native objects are made on their control queues
     /// once the handler has returned, and they work.
+    /// Workaround: `DeferredFromHandlers` (rule 13 of SendSites.md) — this test fails without it.
     func testPlayerInit_whenCalledInAHandlerWhileASnapshotIsBeingTaken_returnsAndThePlayerWorks() async throws {
         for mode in [DispatchMode.inline, .queueSync] {
             let (configuration, _) = mode.make(label: "cases.snapshot-players")
