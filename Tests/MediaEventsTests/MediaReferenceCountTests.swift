@@ -98,7 +98,6 @@ final class MediaReferenceCountTests: XCTestCase {
     /// libvlc's own retains and releases, made inside libvlc on four threads at once: each
     /// thread adds the same media to a list of its own and removes it again (each list has
     /// its own lock, so nothing serializes the four media counts).
-    /// Workaround: `MediaReferenceCount` (rule 9 of SendSites.md) — this test fails without it.
     func testLibvlcsOwnRetainsAndReleases_onFourThreadsAtOnce_loseNoCount() {
         let library = TestLibrary.shared
         let media = NativeMedia.new(path: SharedMedia.shortWAV.path, in: library.native)!
@@ -124,6 +123,7 @@ final class MediaReferenceCountTests: XCTestCase {
     /// The input thread's retains and releases (libvlc's `set_state`, at every state change
     /// of a player) racing the program's own on two more threads, while the media plays again
     /// and again.
+    /// Workaround: `MediaReferenceCount` (rule 9 of SendSites.md) — this test fails without it.
     func testInputThreadsRetainsAndReleases_racingTheProgramsOwn_loseNoCount() {
         let library = TestLibrary.shared
         let media = NativeMedia.new(path: SharedMedia.shortWAV.path, in: library.native)!

@@ -35,3 +35,14 @@ extension LibvlcWorkaround where Call == Void {
     /// `around((), body)`.
     func around<Result>(_ body: () throws -> Result) rethrows -> Result? { try around((), body) }
 }
+
+/// Every libvlc 3 workaround, for the test that keeps them, the Rules table of SendSites.md and
+/// their tests in agreement (`WorkaroundRulesTests`).
+enum LibvlcWorkarounds {
+    static let all: [any LibvlcWorkaround.Type] = [
+        PlaybackCache.self, LockedSendDetour.self, TeardownAfterSenderHandler.self, SetMetaQueue.self,
+        SubItemListLock.self, MediaReferenceCount.self, DeferredFromHandlers.self, SyncOntoCurrentQueue.self,
+        TitleReadGate.self, AdvanceGate.self, ListPlayerListGuard.self, DiscovererServiceGuard.self,
+        SnapshotCapture.self, StreamCancellation.self,
+    ]
+}

@@ -7,7 +7,7 @@ import CLibVLCFixes
 /// on the caller's thread, and reports whether it is in force.
 struct MediaReferenceCount: LibvlcWorkaround {
     static let rule = 9
-    static let test = "MediaReferenceCountTests.testLibvlcsOwnRetainsAndReleases_onFourThreadsAtOnce_loseNoCount"
+    static let test = "MediaReferenceCountTests.testInputThreadsRetainsAndReleases_racingTheProgramsOwn_loseNoCount"
 
     /// Around a library's creation: settles the replacement first, rather than at the first
     /// retain, which may be libvlc's inside a callback.
