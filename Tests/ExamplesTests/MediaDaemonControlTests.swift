@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import XCTest
 
 /// `media-daemon --control PATH` driven as a user would: clients on its Unix socket,

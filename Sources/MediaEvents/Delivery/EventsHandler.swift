@@ -1,10 +1,10 @@
 // Delivery/ — how an event gets from libvlc's callback to a handler, and the guarantees of
-// that trip: the weakly held object and its lease (EventsHandler), where handlers run
-// (EventsConfiguring), the queue marks and their lock-free drain list (QueueMarks), the
-// per-thread delivery frames that waits consult (DeliveryContext), the detour of events libvlc
-// sends with a lock held (LockedSendDetour), MediaEvents' own release, teardown and control
-// queues (ServiceQueues, ControlQueue, PendingWork), and its one lock type (Protected). This
-// is the folder that keeps the release-queue guarantee: no wrapper's last reference, no
+// that trip: the receiver of a source's listeners and its typed hook (SourceListener), the
+// weakly held object and its lease (EventsHandler), where handlers run (EventsConfiguring), the
+// queue marks and their lock-free drain list (QueueMarks), the per-thread delivery frames that
+// waits consult (DeliveryContext), MediaEvents' own release, teardown and control queues
+// (ServiceQueues, ControlQueue, PendingWork), and its lock types (Protected, Waitable). This is
+// the folder that keeps the release-queue guarantee: no wrapper's last reference, no
 // completion and no teardown runs on a libvlc thread. It never calls libvlc (Native/ does)
 // and knows nothing of players or media (Objects/ does).
 
@@ -66,19 +66,11 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     /// The lease's `Unmanaged` bits; written under the state lock while `leaseWord` is 0,
     /// before the store that sets bit 0 publishes it.
     private let leasePointer = Atomic<UInt>(0)
-    /// Something the native callback updates on libvlc's thread before any dispatch (the
-    /// player's cache of time and position), reachable without touching the object.
-    let companion: (any AnyObject & Sendable)?
 
     /// Creates a handler for `object` that dispatches as `configuration` says.
-    public convenience init(object: Object, configuration: any EventsConfiguring) {
-        self.init(object: object, configuration: configuration, companion: nil)
-    }
-
-    init(object: Object, configuration: any EventsConfiguring, companion: (any AnyObject & Sendable)?) {
+    public init(object: Object, configuration: any EventsConfiguring) {
         self.object = object
         self.configuration = configuration
-        self.companion = companion
         queue = configuration.dispatchQueue
         mark = queue.map(QueueIdentity.mark)
         route = queue == nil ? .inline : configuration.isAsync ? .async : .sync
@@ -160,11 +152,12 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
             }
         case .sync:
             let mark = mark.unsafelyUnwrapped
-            if QueueIdentity.isCurrent(mark) {
+            let ranHere: Void? = SyncOntoCurrentQueue().around(mark) {
                 DeliveryContext.with(sender: sender, handler: identity, isBlocking: true) {
                     ref._withUnsafeGuaranteedRef { run($0) }
                 }
-            } else {
+            }
+            if ranHere == nil {
                 mark.syncWaiters.add(1, ordering: .releasing)
                 queue.unsafelyUnwrapped.sync {
                     mark.syncWaiters.subtract(1, ordering: .releasing)
