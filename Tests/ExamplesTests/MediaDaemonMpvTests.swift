@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import XCTest
 
 /// mpv's JSON IPC on `media-daemon --control`: the same client script run against mpv and
