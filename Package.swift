@@ -45,9 +45,18 @@ let package = Package(
         // Runs the built example programs as a user would; the Support files it shares with
         // MediaEventsTests are symbolic links to them (no copies).
         .testTarget(name: "ExamplesTests", path: "Tests/ExamplesTests"),
+        // sd-bus (libsystemd) for media-daemon's MPRIS service, and its two interfaces as
+        // sd-bus vtables (C macros Swift cannot write).
+        .systemLibrary(
+            name: "CSDBus",
+            path: "Examples/CSDBus",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
+        .target(name: "MPRISInterfaces", dependencies: ["CSDBus"], path: "Examples/MPRISInterfaces"),
         .executableTarget(
             name: "media-daemon",
-            dependencies: ["MediaEvents", "ExampleSupport"],
+            dependencies: ["MediaEvents", "ExampleSupport", "CSDBus", "MPRISInterfaces"],
             path: "Examples/media-daemon",
             // The example systemd unit and the control socket's session: documentation.
             exclude: ["media-daemon.service"]
