@@ -58,8 +58,8 @@ let package = Package(
             name: "media-daemon",
             dependencies: ["MediaEvents", "ExampleSupport", "CSDBus", "MPRISInterfaces"],
             path: "Examples/media-daemon",
-            // The example systemd unit and the control socket's session: documentation.
-            exclude: ["media-daemon.service"]
+            // The example systemd unit and the system bus's D-Bus policy: documentation.
+            exclude: ["media-daemon.service", "media-daemon-mpris.conf"]
         ),
         .target(name: "CRawBaseline", dependencies: ["CLibVLC"], path: "Benchmarks/CRawBaseline"),
         .executableTarget(
