@@ -36,6 +36,15 @@ let usage = """
                          commands: play, pause, resume, stop, next, previous, seek, volume,
                          load, playlist, status, subscribe, unsubscribe; subscribed clients
                          get the log's lines; see 'media-events ctl --help'
+      --mpris            appear on the session bus as an MPRIS media player, for playerctl,
+                         desktop media keys and widgets: the name
+                         org.mpris.MediaPlayer2.media_daemon (".instance<PID>" added when
+                         another process has it), the interfaces org.mpris.MediaPlayer2 and
+                         org.mpris.MediaPlayer2.Player; with no entries it starts idle and
+                         plays what OpenUri (playerctl open URI) gives
+      --mpris-name NAME  org.mpris.MediaPlayer2.NAME instead (playerctl -p NAME)
+      --mpris-bus BUS    session (default) or system (needs the D-Bus policy of
+                         Examples/media-daemon/media-daemon-mpris.conf installed)
 
     Lines: every line has "seq" (continued from the last line of an existing --log file), "t"
     (seconds since start), "ts" (UTC wall-clock time), "source" and "event". Lines of a
@@ -66,7 +75,8 @@ let usage = """
     Exit status: 0 after a signal or --exit-at-end; 1 the playlist or log could not be
     opened at start, the playlist is not text, the control socket cannot be created (its
     path exists and is not a stale socket, or another daemon listens on it), or the log
-    cannot be written (a message says why); 141 the output pipe was closed; 2 usage error.
+    cannot be written (a message says why), --mpris cannot connect to its bus or take its
+    name (no bus, or the bus's policy refuses it); 141 the output pipe was closed; 2 usage error.
     """
 
 /// The options of `media-daemon`.
@@ -95,6 +105,8 @@ struct DaemonOptions {
     var logLevel: LogLevel?
     /// The control socket's path (`--control`).
     var controlPath: String?
+    /// Where to appear on D-Bus (`--mpris`); `nil` without.
+    var mpris: MPRISOptions?
 
     /// The player's options for these.
     var playerOptions: PlayerOptions {
@@ -107,6 +119,8 @@ struct DaemonOptions {
         var options = DaemonOptions()
         var reader = ArgumentReader(arguments)
         var audioFlags: [String] = []
+        var mprisFlags: [String] = []
+        var mprisGiven = false
         while let argument = reader.nextOption(positional: { options.arguments.append($0) }) {
             switch argument {
             case "--playlist": options.playlistFile = try reader.value(for: argument)
@@ -130,6 +144,17 @@ struct DaemonOptions {
                     throw UsageError("--control needs a socket path of 1 to \(UnixSocket.maximumPathBytes) bytes")
                 }
                 options.controlPath = path
+            case "--mpris":
+                mprisGiven = true
+                options.mpris = options.mpris ?? MPRISOptions()
+            case "--mpris-name":
+                mprisFlags.append(argument)
+                options.mpris = options.mpris ?? MPRISOptions()
+                options.mpris?.name = try MPRISOptions.validated(name: try reader.value(for: argument))
+            case "--mpris-bus":
+                mprisFlags.append(argument)
+                options.mpris = options.mpris ?? MPRISOptions()
+                options.mpris?.bus = try MPRISOptions.bus(try reader.value(for: argument))
             case "-h", "--help":
                 printOutput(usage)
                 exit(0)
@@ -141,8 +166,12 @@ struct DaemonOptions {
             if reader.hasAttachedValue { throw UsageError("\(argument) takes no value") }
         }
         if Set(audioFlags).count > 1 { throw UsageError("--audio and --untimed cannot be combined") }
-        guard options.playlistFile != nil || !options.arguments.isEmpty || options.controlPath != nil else {
-            throw UsageError("nothing to play: give --playlist FILE, MEDIA arguments or --control PATH")
+        if let flag = mprisFlags.first, !mprisGiven { throw UsageError("\(flag) needs --mpris") }
+        guard
+            options.playlistFile != nil || !options.arguments.isEmpty || options.controlPath != nil
+                || options.mpris != nil
+        else {
+            throw UsageError("nothing to play: give --playlist FILE, MEDIA arguments, --control PATH or --mpris")
         }
         return options
     }
