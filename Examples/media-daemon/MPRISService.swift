@@ -22,7 +22,7 @@ import MediaEvents
 /// The thread also reads the state every second, for changes no event announces (a rate or a
 /// loop set through another interface).
 final class MPRISService: Sendable {
-    /// Where `start` connects, and as which name.
+    /// Where `connect` connects, and the name `takeName` takes.
     let options: MPRISOptions
     let daemon: Daemon
     private let controlQueue: DispatchQueue
@@ -37,6 +37,12 @@ final class MPRISService: Sendable {
     /// The volume the audio output last reported (`AudioVolume`; 1 is 100 %), if it reports any.
     let reportedVolume = Guarded<Double?>(nil)
 
+    /// Tells the main thread how each step of the D-Bus thread's start went.
+    private let started = Guarded<Result<Void, any Error>?>(nil)
+    private let stepDone = DispatchSemaphore(value: 0)
+    /// Lets the D-Bus thread take the name (`takeName()`).
+    private let nameWanted = DispatchSemaphore(value: 0)
+
     private init(options: MPRISOptions, daemon: Daemon, controlQueue: DispatchQueue, log: EventLog) throws {
         self.options = options
         self.daemon = daemon
@@ -50,12 +56,6 @@ final class MPRISService: Sendable {
         }
         wakeFDs = (ends[0], ends[1])
     }
-
-    /// Tells the main thread how each step of the D-Bus thread's start went.
-    private let started = Guarded<Result<Void, any Error>?>(nil)
-    private let stepDone = DispatchSemaphore(value: 0)
-    /// Lets the D-Bus thread take the name (`takeName()`).
-    private let nameWanted = DispatchSemaphore(value: 0)
 
     /// Connects to the bus and serves the interfaces, on the D-Bus thread; returns once that is
     /// done, or throws why it could not be (no bus, no answer within 30 s). The name is taken
