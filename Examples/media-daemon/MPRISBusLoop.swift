@@ -126,7 +126,7 @@ final class MPRISBusLoop {
         while true {
             fresh = false
             while try connection.process() { fresh = false }
-            try handleInbox()
+            handleInbox()
             let (fd, events, timeout) = try connection.pollParameters()
             var fds = [
                 pollfd(fd: fd, events: events, revents: 0),
@@ -141,8 +141,10 @@ final class MPRISBusLoop {
     }
 
     /// Takes what the other threads posted and acts on it: replies, `Seeked`, and
-    /// `PropertiesChanged` for what changed since last sent.
-    private func handleInbox() throws {
+    /// `PropertiesChanged` for what changed since last sent. A message sd-bus cannot queue
+    /// (its queue for a bus that stopped reading is full) is dropped: only a lost connection,
+    /// which `process()` reports, ends the service.
+    private func handleInbox() {
         var bytes = [UInt8](repeating: 0, count: 64)
         while read(service.wakeFDs.read, &bytes, bytes.count) > 0 {}
         // After draining the pipe: a post after this take writes it again.
@@ -160,20 +162,20 @@ final class MPRISBusLoop {
         for (ticket, error) in work.replies {
             guard let call = pendingCalls.removeValue(forKey: ticket) else { continue }
             if let error {
-                try connection.replyError(to: call, name: error.name, message: error.message)
+                try? connection.replyError(to: call, name: error.name, message: error.message)
             } else {
-                try connection.replySuccess(to: call)
+                try? connection.replySuccess(to: call)
             }
         }
         // The properties first: a client that reads Position on Seeked sees the new track.
-        if work.changed || !work.replies.isEmpty || !work.seeked.isEmpty { try sendChanges() }
+        if work.changed || !work.replies.isEmpty || !work.seeked.isEmpty { sendChanges() }
         for position in work.seeked {
-            try connection.emitSignal(
+            try? connection.emitSignal(
                 path: Self.objectPath, interface: Self.playerInterface, member: "Seeked", position)
         }
     }
 
-    private func sendChanges() throws {
+    private func sendChanges() {
         refresh()
         var names = current.changedProperties(since: sent)
         var next = current
@@ -183,7 +185,11 @@ final class MPRISBusLoop {
             next.metadata = sent.metadata
         }
         guard !names.isEmpty else { return }
-        try connection.emitPropertiesChanged(path: Self.objectPath, interface: Self.playerInterface, names: names)
+        // Not sent: tried again with the next change.
+        guard
+            (try? connection.emitPropertiesChanged(path: Self.objectPath, interface: Self.playerInterface, names: names))
+                != nil
+        else { return }
         sent = next
     }
 
