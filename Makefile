@@ -19,9 +19,11 @@ test: deps
 format:
 	@Scripts/format.sh
 
-# Fails on any swift-format finding in the same folders.
+# Fails on any swift-format finding in the same folders, and on a libvlc call outside
+# Sources/MediaEvents/Native/ (Scripts/check-native-layer.sh).
 lint:
 	@Scripts/lint.sh
+	@Scripts/check-native-layer.sh
 
 # Runs the whole suite instrumented; the last line is Sources/MediaEvents' line coverage.
 coverage: deps

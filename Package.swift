@@ -29,11 +29,15 @@ let package = Package(
         .target(name: "CLibVLCFixes", dependencies: ["CLibVLC"], linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "MediaEvents", dependencies: ["CLibVLC", "CLibVLCLog", "CLibVLCFixes"]),
         .target(name: "CVLCTestSupport", dependencies: ["CLibVLC"], path: "Tests/CVLCTestSupport"),
+        // What both test targets share: generated media, a local HTTP server, a server that never
+        // answers, a pthread-locked box. No dependency on MediaEvents.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "MediaEventsTests",
-            dependencies: ["MediaEvents", "CLibVLC", "CLibVLCLog", "CLibVLCFixes", "CVLCTestSupport"],
-            // Recordings: real libvlc sequences the example test replays (RecordingFixtureTests).
-            exclude: ["Support/README.md", "Recordings"]
+            dependencies: ["MediaEvents", "CLibVLC", "CLibVLCLog", "CLibVLCFixes", "CVLCTestSupport", "TestSupport"],
+            // Recordings: real libvlc sequences the example test replays (RecordingFixtureTests);
+            // RefcountFixHost: a C program MediaReferenceCountTests builds and runs.
+            exclude: ["Support/README.md", "Recordings", "RefcountFixHost"]
         ),
         .target(name: "ExampleSupport", dependencies: ["MediaEvents"], path: "Examples/Shared"),
         .executableTarget(
@@ -42,9 +46,8 @@ let package = Package(
             path: "Examples/media-events",
             resources: [.copy("Resources/sample.wav")]
         ),
-        // Runs the built example programs as a user would; the Support files it shares with
-        // MediaEventsTests are symbolic links to them (no copies).
-        .testTarget(name: "ExamplesTests", path: "Tests/ExamplesTests"),
+        // Runs the built example programs as a user would.
+        .testTarget(name: "ExamplesTests", dependencies: ["TestSupport"], path: "Tests/ExamplesTests"),
         // sd-bus (libsystemd) for media-daemon's MPRIS service, and its two interfaces as
         // sd-bus vtables (C macros Swift cannot write).
         .systemLibrary(

@@ -228,7 +228,7 @@ struct Report {
             lines += [
                 "",
                 "For each target not met, what was tried and what it measured: "
-                    + "Sources/MediaEvents/MediaEvents.docc/Benchmarks.md.",
+                    + "Notes/Benchmarks-2026-12-01.md.",
             ]
         }
         return lines.joined(separator: "\n")

@@ -76,12 +76,21 @@ public final class EventLog: Sendable {
     /// number) between the event name and its payload. Returns whether it was written.
     @discardableResult
     public func write(_ record: EventRecord, context: [(String, JSONValue)] = []) -> Bool {
-        guard filter.allows(record) else { return false }
+        writeNumbered(record, context: context) != nil
+    }
+
+    /// Writes `record` as `write` does; returns the line's `seq`, `nil` when it was not
+    /// written (filtered out, or the log is closed).
+    @discardableResult
+    public func writeNumbered(_ record: EventRecord, context: [(String, JSONValue)] = []) -> Int? {
+        guard filter.allows(record) else { return nil }
         return append(record, context: context, closing: false)
     }
 
-    /// Writes `record` whatever the filter says (a program's own lines).
-    public func writeAlways(_ record: EventRecord) {
+    /// Writes `record` whatever the filter says (a program's own lines); returns its `seq`,
+    /// `nil` when the log is closed.
+    @discardableResult
+    public func writeAlways(_ record: EventRecord) -> Int? {
         append(record, context: [], closing: false)
     }
 
@@ -89,13 +98,14 @@ public final class EventLog: Sendable {
     /// is known to be complete. Returns `false` if the log was already closed.
     @discardableResult
     public func close(with record: EventRecord) -> Bool {
-        append(record, context: [], closing: true)
+        append(record, context: [], closing: true) != nil
     }
 
+    /// Writes the line; returns its `seq`, `nil` when the log is closed.
     @discardableResult
-    private func append(_ record: EventRecord, context: [(String, JSONValue)], closing: Bool) -> Bool {
+    private func append(_ record: EventRecord, context: [(String, JSONValue)], closing: Bool) -> Int? {
         state.withLock { state in
-            if state.closed { return false }
+            if state.closed { return nil }
             state.closed = closing
             state.seq += 1
             state.written += 1
@@ -124,7 +134,7 @@ public final class EventLog: Sendable {
             Output.write(line + "\n", to: state.fd, name: state.outputName)
             // Under the lock too: the tap sees the lines in the log's order.
             state.tap?(record, line)
-            return true
+            return state.seq
         }
     }
 

@@ -17,10 +17,22 @@ protocol ControlCommands: AnyObject, Sendable {
     func perform(_ command: String, _ request: [String: Any]) -> CommandReply
     /// The daemon's part of a `status` reply.
     func statusFields() -> [(String, JSONValue)]
+    /// mpv's property `name` (see `MpvProperties.swift`); never waits.
+    func mpvProperty(_ name: String) -> Result<JSONValue, MpvError>
+    /// Sets mpv's property `name`; `nil` when done.
+    func mpvSetProperty(_ name: String, _ value: Any) -> MpvError?
+    /// Carries out mpv's input command `name`.
+    func mpvCommand(_ name: String, _ args: [Any]) -> Result<JSONValue?, MpvError>
 }
 
 /// The `--control` socket: JSON Lines commands and replies, and the log's events pushed to
-/// subscribed clients.
+/// subscribed clients; on the same socket, mpv's JSON IPC (a request whose "command" is an
+/// array): mpv's replies, events and property observers for the connections that use it.
+///
+/// A client that subscribes `since` a seq first gets the log lines it missed from a ring of the
+/// last `catchUpLines` (or one line saying how many are gone). A client that has sent nothing
+/// for `clientTimeout` seconds and takes no events is disconnected. Beyond `maximumClients`,
+/// one more connection is accepted for the operator: it gets one reply, then is closed.
 ///
 /// Everything about the sockets runs on one serial queue (`queue`). Events come from the
 /// log's tap on whatever thread wrote the line (often libvlc's) and are only appended to the
@@ -36,6 +48,8 @@ final class ControlServer: Sendable {
     static let socketBufferBytes = 32 * 1024
     /// How long a client dropped for not reading has to take its last line.
     static let closingGrace = 5.0
+    /// How long the operator's connection may stay without sending its request.
+    static let operatorTimeout = 10.0
 
     /// The daemon's own line names and the playlist's, accepted by `subscribe` besides
     /// libvlc's.
@@ -98,12 +112,33 @@ final class ControlServer: Sendable {
         var closing = false
         /// The client shut its side down: closed once its replies are sent.
         var readClosed = false
+        /// It sent a request of mpv's form: it receives mpv's events.
+        var speaksMpv = false
+        /// mpv's events it turned off (`disable_event`).
+        var disabledMpvEvents: Set<String> = []
+        /// Its `observe_property` calls.
+        var observers: [MpvObserver] = []
+        /// When it last sent a line (or connected).
+        var lastActivity = DispatchTime.now()
+        /// Accepted beyond the client limit: one reply, then closed.
+        let isOperator: Bool
+        /// Lines replayed by a catch-up, allowed above the outbox bound until sent.
+        var replayAllowance = 0
+        /// Event lines that came while one of its requests ran, queued after its reply.
+        var held: [Outgoing]?
+        /// A catch-up replayed the held log lines already.
+        var dropsHeldLogLines = false
 
-        init(id: Int, fd: Int32) {
+        init(id: Int, fd: Int32, isOperator: Bool) {
             self.id = id
             self.fd = fd
+            self.isOperator = isOperator
             closer = SocketCloser(fd: fd)
         }
+
+        /// Takes events: subscribed to the log's lines, or speaking mpv's form (whose events
+        /// every such connection receives). Such a client is never idle.
+        var takesEvents: Bool { (subscribed || speaksMpv) && !closing }
 
         /// A source on this client's socket, counted by its closer.
         func watch<Source: DispatchSourceProtocol>(_ source: Source) -> Source {
@@ -142,29 +177,48 @@ final class ControlServer: Sendable {
         }
     }
 
+    /// One `observe_property` of a client.
+    private struct MpvObserver {
+        let id: Int64
+        let name: String
+        let asString: Bool
+        /// The value last queued for it (`nil`: unavailable); none before the first.
+        var last: JSONValue??
+    }
+
     private struct State {
         var clients: [Int: Client] = [:]
         var nextID = 1
         var accepted = 0
         var refused = 0
         var disconnectedSlow = 0
+        var disconnectedIdle = 0
+        var operatorAccepted = 0
         var dropped = 0
         var coalesced = 0
         var stopped = false
+        var ring: CatchUpRing
+        /// How many clients observe a property (no value is read while none does).
+        var observing = 0
     }
 
     let path: String
     let queue: DispatchQueue
+    /// Seconds a client may send nothing while it takes no events.
+    let clientTimeout: Double
     private let listenFD: Int32
-    private let state = Guarded(State())
+    private let state: Guarded<State>
+    private let idleTimer: Guarded<(any DispatchSourceTimer)?> = Guarded(nil)
     private let listenSource: Guarded<(any DispatchSourceRead)?> = Guarded(nil)
     private let commands: Guarded<(any ControlCommands)?> = Guarded(nil)
 
     /// Creates the socket at `path` with mode 0600, replacing a stale socket there (one
     /// nobody listens on); refuses any other existing file, and a socket in use.
-    init(path: String, queue: DispatchQueue) throws {
+    init(path: String, queue: DispatchQueue, catchUpLines: Int = 1000, clientTimeout: Double = 300) throws {
         self.path = path
         self.queue = queue
+        self.clientTimeout = clientTimeout
+        state = Guarded(State(ring: CatchUpRing(capacity: catchUpLines, lastSeq: 0)))
         guard !path.isEmpty, path.utf8.count <= UnixSocket.maximumPathBytes, !path.hasPrefix("@") else {
             throw UnixSocket.Failure(
                 "\(path): not a usable socket path (at most \(UnixSocket.maximumPathBytes) bytes)",
@@ -213,6 +267,14 @@ final class ControlServer: Sendable {
         source.setEventHandler { [weak self] in self?.acceptClients() }
         listenSource.withLock { $0 = source }
         source.resume()
+        // The idle check: a few times per timeout, at most once a second.
+        let interval = min(1, clientTimeout / 4)
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(
+            deadline: .now() + interval, repeating: .milliseconds(max(10, Int((interval * 1000).rounded()))))
+        timer.setEventHandler { [weak self] in self?.disconnectIdleClients() }
+        idleTimer.withLock { $0 = timer }
+        timer.resume()
     }
 
     // MARK: Events
@@ -220,16 +282,76 @@ final class ControlServer: Sendable {
     /// Queues the log's `line` of `record` for every client subscribed to it. Called under
     /// the log's lock on the thread that wrote it: only appends and schedules.
     func publish(_ record: EventRecord, line: String) {
+        let bytes = Array(line.utf8) + [UInt8(ascii: "\n")]
+        let seq = Self.seq(of: bytes)
         state.withLock { state in
+            if let seq {
+                state.ring.add(
+                    CatchUpRing.Line(seq: seq, name: record.name, isProgress: record.isProgress, bytes: bytes))
+            }
             guard !state.stopped else { return }
-            var bytes: [UInt8]?
             for client in Array(state.clients.values) where client.wants(record.name) {
-                if bytes == nil { bytes = Array(line.utf8) + [UInt8(ascii: "\n")] }
-                enqueue(
-                    Outgoing(bytes: bytes!, progressName: record.isProgress ? record.name : nil),
+                deliver(
+                    Outgoing(bytes: bytes, progressName: record.isProgress ? record.name : nil),
                     to: client, state: &state)
             }
         }
+    }
+
+    /// The `seq` a log line starts with (`{"seq":12,…`).
+    private static func seq(of bytes: [UInt8]) -> Int? {
+        let prefix = Array(#"{"seq":"#.utf8)
+        guard bytes.starts(with: prefix) else { return nil }
+        let digits = bytes.dropFirst(prefix.count).prefix { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+        return Int(String(decoding: digits, as: UTF8.self))
+    }
+
+    /// Queues mpv's event `name` for every connection that speaks mpv's form and did not turn
+    /// it off; `seq` is the log line it comes from, if any. Only appends and schedules.
+    func publishMpv(_ name: String, _ fields: [(String, JSONValue)], seq: Int?) {
+        let line = MpvEvents.line(name, fields + (seq.map { [("seq", .int(Int64($0)))] } ?? []))
+        let bytes = Array(line.utf8) + [UInt8(ascii: "\n")]
+        state.withLock { state in
+            guard !state.stopped else { return }
+            for client in Array(state.clients.values)
+            where client.speaksMpv && !client.closing && !client.disabledMpvEvents.contains(name) {
+                deliver(Outgoing(bytes: bytes, progressName: nil), to: client, state: &state)
+            }
+        }
+    }
+
+    /// The daemon's facts changed: each observed property whose value differs from the one
+    /// last queued for its observer gets a `property-change`, coalesced while it waits (one
+    /// pending value per observer, as progress events). Values are read under the lock (the
+    /// daemon's reads take only locks of their own), so observers see changes in order.
+    func propertiesChanged() {
+        state.withLock { state in
+            guard !state.stopped, state.observing > 0, let commands = commands.withLock({ $0 }) else { return }
+            var values: [String: JSONValue?] = [:]
+            for client in Array(state.clients.values) where !client.observers.isEmpty && !client.closing {
+                for index in client.observers.indices {
+                    let name = client.observers[index].name
+                    if values[name] == nil {
+                        values[name] = .some(try? commands.mpvProperty(name).get())
+                    }
+                    queueChange(client, observer: index, value: values[name]!, state: &state)
+                }
+            }
+        }
+    }
+
+    /// Queues observer `index`'s `property-change` when `value` differs from its last.
+    private func queueChange(_ client: Client, observer index: Int, value: JSONValue?, state: inout State) {
+        let observer = client.observers[index]
+        if let last = observer.last, last == value { return }
+        client.observers[index].last = .some(value)
+        let data = observer.asString ? value.map(MpvLine.string) : value
+        let line = MpvLine.propertyChange(id: observer.id, name: observer.name, value: data)
+        deliver(
+            Outgoing(
+                bytes: Array(line.utf8) + [UInt8(ascii: "\n")],
+                progressName: "property-change \(observer.id) \(observer.name)"),
+            to: client, state: &state)
     }
 
     /// Appends `item` to `client`'s outbox (replacing a pending value of the same progress
@@ -245,7 +367,7 @@ final class ControlServer: Sendable {
             state.coalesced += 1
         }
         client.push(item)
-        if client.outbox.count > Self.maximumPending {
+        if client.outbox.count > Self.maximumPending + client.replayAllowance {
             disconnectSlow(client, state: &state)
         }
         scheduleFlush(client)
@@ -312,6 +434,7 @@ final class ControlServer: Sendable {
                 client.popFirst()
                 client.sentOffset = 0
                 client.delivered += 1
+                if client.replayAllowance > 0 { client.replayAllowance -= 1 }
             }
         }
         if client.waitingForWritable {
@@ -319,6 +442,44 @@ final class ControlServer: Sendable {
             client.writeSource?.suspend()
         }
         if client.closing || client.readClosed { remove(client, state: &state) }
+    }
+
+    /// Says why on the client's connection, then closes it once that line is sent (or after
+    /// `closingGrace` seconds).
+    private func disconnect(_ client: Client, reason: String, state: inout State) {
+        guard !client.closing else { return }
+        let last = JSON.line([("event", .string("Disconnected")), ("reason", .string(reason))])
+        client.push(Outgoing(bytes: Array(last.utf8) + [UInt8(ascii: "\n")], progressName: nil))
+        client.closing = true
+        state.observing -= client.observers.isEmpty ? 0 : 1
+        client.observers = []
+        client.readSource?.cancel()
+        client.readSource = nil
+        scheduleFlush(client)
+        let id = client.id
+        queue.asyncAfter(deadline: .now() + Self.closingGrace) { [weak self] in
+            self?.state.withLock { state in
+                if let client = state.clients[id] { self?.remove(client, state: &state) }
+            }
+        }
+    }
+
+    /// Disconnects every client that has sent nothing for `clientTimeout` seconds and takes no
+    /// events; the operator's connection after `operatorTimeout`.
+    private func disconnectIdleClients() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        state.withLock { state in
+            for client in Array(state.clients.values) where !client.closing && !client.takesEvents {
+                let idle = Double(now - client.lastActivity.uptimeNanoseconds) / 1e9
+                let limit = client.isOperator ? min(clientTimeout, Self.operatorTimeout) : clientTimeout
+                guard idle >= limit else { continue }
+                state.disconnectedIdle += 1
+                disconnect(
+                    client,
+                    reason: "idle: no request for \(TextFormat.seconds(limit)) s (--client-timeout)",
+                    state: &state)
+            }
+        }
     }
 
     private func waitForWritable(_ client: Client) {
@@ -343,6 +504,10 @@ final class ControlServer: Sendable {
     /// Forgets `client` and closes its socket (once both its sources are cancelled).
     private func remove(_ client: Client, state: inout State) {
         guard state.clients.removeValue(forKey: client.id) != nil else { return }
+        if !client.observers.isEmpty {
+            state.observing -= 1
+            client.observers = []
+        }
         if !client.outbox.isEmpty {
             let lost = client.outbox.count - (client.closing ? 1 : 0)
             client.dropped += lost
@@ -375,12 +540,17 @@ final class ControlServer: Sendable {
             var bufferBytes = Int32(Self.socketBufferBytes)
             _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufferBytes, socklen_t(MemoryLayout<Int32>.size))
             let accepted = state.withLock { state -> Client? in
-                guard !state.stopped, state.clients.count < Self.maximumClients else {
+                guard !state.stopped else { return nil }
+                let clients = state.clients.values.filter { !$0.isOperator }.count
+                let operatorBusy = state.clients.values.contains { $0.isOperator }
+                // Beyond the limit, one connection for the operator (`ctl status` always gets in).
+                guard clients < Self.maximumClients || !operatorBusy else {
                     state.refused += 1
                     return nil
                 }
-                state.accepted += 1
-                let client = Client(id: state.nextID, fd: fd)
+                let isOperator = clients >= Self.maximumClients
+                if isOperator { state.operatorAccepted += 1 } else { state.accepted += 1 }
+                let client = Client(id: state.nextID, fd: fd, isOperator: isOperator)
                 state.nextID += 1
                 state.clients[client.id] = client
                 return client
@@ -389,7 +559,12 @@ final class ControlServer: Sendable {
                 let line =
                     JSON.line([
                         ("event", .string("Disconnected")),
-                        ("reason", .string("too many clients (at most \(Self.maximumClients))")),
+                        (
+                            "reason",
+                            .string(
+                                "too many clients (at most \(Self.maximumClients)); the operator's connection is in use too"
+                            )
+                        ),
                     ]) + "\n"
                 _ = Array(line.utf8).withUnsafeBytes {
                     send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
@@ -429,121 +604,302 @@ final class ControlServer: Sendable {
         }
         // Answered outside the lock: a command may write to the log, whose tap takes it.
         for piece in pieces ?? [] {
-            let reply: [(String, JSONValue)]
+            let answer: Answer
             switch piece {
             case .line(let bytes):
                 if bytes.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\t") })
                 {
                     continue
                 }
-                reply = answer(bytes, client: id)
+                // mpv skips comment lines.
+                if bytes.first(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }) == UInt8(ascii: "#") {
+                    continue
+                }
+                // The events that come while a request runs wait behind its reply (as in mpv).
+                state.withLock { $0.clients[id]?.held = $0.clients[id]?.held ?? [] }
+                answer = self.answer(bytes, client: id)
             case .tooLong:
-                reply = [
-                    ("request_id", .null), ("ok", .bool(false)),
-                    ("error", .string("line longer than \(Self.maximumLineBytes) bytes: skipped to its end")),
-                ]
+                answer = .reply(
+                    JSON.line([
+                        ("request_id", .null), ("ok", .bool(false)),
+                        ("error", .string("line longer than \(Self.maximumLineBytes) bytes: skipped to its end")),
+                    ]))
             }
-            let line = JSON.line(reply)
             state.withLock { state in
                 guard let client = state.clients[id] else { return }
-                enqueue(
-                    Outgoing(bytes: Array(line.utf8) + [UInt8(ascii: "\n")], progressName: nil), to: client,
-                    state: &state)
+                client.lastActivity = .now()
+                let held = client.held ?? []
+                client.held = nil
+                switch answer {
+                case .reply(let line):
+                    enqueue(
+                        Outgoing(bytes: Array(line.utf8) + [UInt8(ascii: "\n")], progressName: nil), to: client,
+                        state: &state)
+                case .withClient(let body):
+                    body(client, &state)
+                }
+                for item in held where !(client.dropsHeldLogLines && Self.seq(of: item.bytes) != nil) {
+                    enqueue(item, to: client, state: &state)
+                }
+                client.dropsHeldLogLines = false
+                if client.isOperator && !client.closing {
+                    // The operator's connection: one reply, then closed (the slot is free again).
+                    client.closing = true
+                    client.readSource?.cancel()
+                    client.readSource = nil
+                    scheduleFlush(client)
+                }
             }
+        }
+    }
+
+    /// Queues an event line for `client`, or holds it while one of its requests runs.
+    private func deliver(_ item: Outgoing, to client: Client, state: inout State) {
+        if client.held != nil {
+            client.held!.append(item)
+        } else {
+            enqueue(item, to: client, state: &state)
         }
     }
 
     // MARK: Commands
 
-    /// The reply to one request line.
-    private func answer(_ bytes: [UInt8], client id: Int) -> [(String, JSONValue)] {
+    /// What a request line gets.
+    private enum Answer {
+        /// This reply line.
+        case reply(String)
+        /// A reply made under the lock with the client's state (subscriptions, observers),
+        /// queued by the closure with what follows it.
+        case withClient((Client, inout State) -> Void)
+    }
+
+    /// The answer to one request line: mpv's form when "command" is an array, else the
+    /// daemon's.
+    private func answer(_ bytes: [UInt8], client id: Int) -> Answer {
         // Fragments allowed: a lone string or number is valid JSON, only not a request.
         let parsed = try? JSONSerialization.jsonObject(with: Data(bytes), options: .fragmentsAllowed)
         guard let request = parsed as? [String: Any] else {
             let what = parsed == nil ? "malformed JSON" : "a request is a JSON object"
-            return [("request_id", .null), ("ok", .bool(false)), ("error", .string(what))]
+            return .reply(JSON.line([("request_id", .null), ("ok", .bool(false)), ("error", .string(what))]))
         }
         let requestID = Self.jsonValue(request["request_id"])
-        let reply: CommandReply
-        if let command = request["command"] as? String {
-            reply = perform(command, request, client: id)
-        } else {
-            reply = .error("no \"command\" (a string)")
+        if let array = request["command"] as? [Any] {
+            return answerMpv(array, requestID: request["request_id"] == nil ? .int(0) : requestID, client: id)
         }
-        switch reply {
-        case .ok(let fields): return [("request_id", requestID), ("ok", .bool(true))] + fields
-        case .error(let message): return [("request_id", requestID), ("ok", .bool(false)), ("error", .string(message))]
+        guard let command = request["command"] as? String else {
+            return .reply(Self.nativeReply(requestID, .error("no \"command\" (a string, or mpv's array)")))
+        }
+        switch command {
+        case "subscribe", "unsubscribe":
+            return .withClient { [self] client, state in
+                let reply = subscription(command, request, client: client, state: &state)
+                enqueue(
+                    Outgoing(bytes: Array((Self.nativeReply(requestID, reply.reply) + "\n").utf8), progressName: nil),
+                    to: client, state: &state)
+                for line in reply.follow { enqueue(line, to: client, state: &state) }
+            }
+        case "status":
+            guard let commands = commands.withLock({ $0 }) else {
+                return .reply(Self.nativeReply(requestID, .error("not ready")))
+            }
+            let fields = commands.statusFields()
+            return .withClient { [self] client, state in
+                let reply = CommandReply.ok(fields + [("control", .object(controlStatus(client, state: state)))])
+                enqueue(
+                    Outgoing(bytes: Array((Self.nativeReply(requestID, reply) + "\n").utf8), progressName: nil),
+                    to: client, state: &state)
+            }
+        default:
+            guard let commands = commands.withLock({ $0 }) else {
+                return .reply(Self.nativeReply(requestID, .error("not ready")))
+            }
+            return .reply(Self.nativeReply(requestID, commands.perform(command, request)))
         }
     }
 
-    private func perform(_ command: String, _ request: [String: Any], client id: Int) -> CommandReply {
-        switch command {
-        case "subscribe", "unsubscribe":
-            var names: Set<String> = []
-            if let given = request["events"] {
-                guard let list = given as? [Any], list.allSatisfy({ $0 is String }) else {
-                    return .error("\"events\" must be a list of event names")
-                }
-                for case let token as String in list {
-                    let resolved = Self.resolve(token)
-                    guard !resolved.isEmpty else { return .error("unknown event '\(token)'") }
-                    names.formUnion(resolved)
-                }
-                guard !names.isEmpty else { return .error("\"events\" needs at least one event name") }
-            }
-            return state.withLock { state in
-                guard let client = state.clients[id] else { return .error("disconnected") }
-                if command == "subscribe" {
-                    // Adding names to a subscription to everything keeps everything.
-                    if !client.subscribed || !client.names.isEmpty { client.names.formUnion(names) }
-                    if names.isEmpty { client.names = [] }
-                    client.subscribed = true
-                } else if names.isEmpty {
-                    client.subscribed = false
-                    client.names = []
-                } else if client.subscribed {
-                    if client.names.isEmpty {
-                        client.names = Set(Self.allEventNames).subtracting(names)
-                    } else {
-                        client.names.subtract(names)
-                    }
-                    if client.names.isEmpty { client.subscribed = false }
-                }
-                let current: JSONValue =
-                    client.subscribed
-                    ? (client.names.isEmpty ? .string("all") : .array(client.names.sorted().map { .string($0) }))
-                    : .array([])
-                return .ok([("events", current)])
-            }
-        case "status":
-            guard let commands = commands.withLock({ $0 }) else { return .error("not ready") }
-            let fields = commands.statusFields()
-            let control: [(String, JSONValue)] = state.withLock { state in
-                let client = state.clients[id]
-                return [
-                    ("clients", .int(Int64(state.clients.count))),
-                    ("subscribers", .int(Int64(state.clients.values.filter { $0.subscribed && !$0.closing }.count))),
-                    ("clients_accepted", .int(Int64(state.accepted))),
-                    ("clients_refused", .int(Int64(state.refused))),
-                    ("clients_disconnected_slow", .int(Int64(state.disconnectedSlow))),
-                    ("events_dropped", .int(Int64(state.dropped))),
-                    ("events_coalesced", .int(Int64(state.coalesced))),
-                    (
-                        "client",
-                        .object([
-                            ("id", .int(Int64(id))), ("delivered", .int(Int64(client?.delivered ?? 0))),
-                            ("pending", .int(Int64(client?.outbox.count ?? 0))),
-                            ("coalesced", .int(Int64(client?.coalesced ?? 0))),
-                            ("dropped", .int(Int64(client?.dropped ?? 0))),
-                        ])
-                    ),
-                ]
-            }
-            return .ok(fields + [("control", .object(control))])
-        default:
-            guard let commands = commands.withLock({ $0 }) else { return .error("not ready") }
-            return commands.perform(command, request)
+    private static func nativeReply(_ requestID: JSONValue, _ reply: CommandReply) -> String {
+        switch reply {
+        case .ok(let fields): JSON.line([("request_id", requestID), ("ok", .bool(true))] + fields)
+        case .error(let message):
+            JSON.line([("request_id", requestID), ("ok", .bool(false)), ("error", .string(message))])
         }
+    }
+
+    /// A request of mpv's form: the connection speaks it from now on (it receives mpv's events).
+    private func answerMpv(_ array: [Any], requestID: JSONValue, client id: Int) -> Answer {
+        state.withLock { $0.clients[id]?.speaksMpv = true }
+        func reply(_ result: Result<JSONValue?, MpvError>) -> Answer {
+            .reply(MpvLine.reply(requestID: requestID, result: result))
+        }
+        guard let commands = commands.withLock({ $0 }) else { return reply(.failure(.command)) }
+        let request: MpvRequest
+        switch MpvRequest.parse(array) {
+        case .success(let parsed): request = parsed
+        case .failure(let error): return reply(.failure(error))
+        }
+        switch request {
+        case .getProperty(let name, let asString):
+            return reply(commands.mpvProperty(name).map { asString ? MpvLine.string($0) : $0 })
+        case .setProperty(let name, let value):
+            return reply(commands.mpvSetProperty(name, value).map { .failure($0) } ?? .success(nil))
+        case .command(let name, let args):
+            return reply(commands.mpvCommand(name, args))
+        case .getVersion: return reply(.success(.int(MpvRequest.clientAPIVersion)))
+        case .clientName: return reply(.success(.string("ipc-\(id)")))
+        case .getTimeMicroseconds:
+            return reply(.success(.int(Int64(DispatchTime.now().uptimeNanoseconds / 1000))))
+        case .enableEvent(let name, let enable):
+            return .withClient { [self] client, state in
+                let names = name == "all" ? MpvEvents.names : [name]
+                if enable {
+                    client.disabledMpvEvents.subtract(names)
+                } else {
+                    client.disabledMpvEvents.formUnion(names)
+                }
+                enqueue(
+                    Self.outgoing(MpvLine.reply(requestID: requestID, result: .success(nil))), to: client, state: &state
+                )
+            }
+        case .observe(let observerID, let name, let asString):
+            return .withClient { [self] client, state in
+                guard !client.isOperator else {
+                    enqueue(
+                        Self.outgoing(MpvLine.reply(requestID: requestID, result: .failure(.command))), to: client,
+                        state: &state)
+                    return
+                }
+                if client.observers.isEmpty { state.observing += 1 }
+                client.observers.append(MpvObserver(id: observerID, name: name, asString: asString, last: nil))
+                enqueue(
+                    Self.outgoing(MpvLine.reply(requestID: requestID, result: .success(nil))), to: client, state: &state
+                )
+                // The current value at once, after the reply (mpv sends it the same way).
+                let value = try? commands.mpvProperty(name).get()
+                queueChange(client, observer: client.observers.count - 1, value: value, state: &state)
+            }
+        case .unobserve(let observerID):
+            return .withClient { [self] client, state in
+                let had = !client.observers.isEmpty
+                client.observers.removeAll { $0.id == observerID }
+                if had && client.observers.isEmpty { state.observing -= 1 }
+                enqueue(
+                    Self.outgoing(MpvLine.reply(requestID: requestID, result: .success(nil))), to: client, state: &state
+                )
+            }
+        }
+    }
+
+    private static func outgoing(_ line: String) -> Outgoing {
+        Outgoing(bytes: Array((line + "\n").utf8), progressName: nil)
+    }
+
+    /// `subscribe` (with `since`: the lines missed first) and `unsubscribe`, under the lock.
+    private func subscription(_ command: String, _ request: [String: Any], client: Client, state: inout State) -> (
+        reply: CommandReply, follow: [Outgoing]
+    ) {
+        var names: Set<String> = []
+        if let given = request["events"] {
+            guard let list = given as? [Any], list.allSatisfy({ $0 is String }) else {
+                return (.error("\"events\" must be a list of event names"), [])
+            }
+            for case let token as String in list {
+                let resolved = Self.resolve(token)
+                guard !resolved.isEmpty else { return (.error("unknown event '\(token)'"), []) }
+                names.formUnion(resolved)
+            }
+            guard !names.isEmpty else { return (.error("\"events\" needs at least one event name"), []) }
+        }
+        var since: Int?
+        if let given = request["since"] {
+            guard command == "subscribe" else { return (.error("\"since\" is an argument of subscribe only"), []) }
+            guard let value = DaemonCommand.wholeNumber(given), value >= 0 else {
+                return (
+                    .error("\"since\" must be a whole number, the seq of the last line read (0: from the start)"), []
+                )
+            }
+            guard value <= state.ring.lastSeq else {
+                return (
+                    .error(
+                        "\"since\" \(value) is past the last line (seq \(state.ring.lastSeq)): the numbering started again (a restart without --log); subscribe since 0"
+                    ), []
+                )
+            }
+            since = Int(value)
+        }
+        if client.isOperator && command == "subscribe" {
+            return (
+                .error(
+                    "this is the operator's connection (all \(Self.maximumClients) client connections are in use): one request, no subscription"
+                ), []
+            )
+        }
+        if command == "subscribe" {
+            // Adding names to a subscription to everything keeps everything.
+            if !client.subscribed || !client.names.isEmpty { client.names.formUnion(names) }
+            if names.isEmpty { client.names = [] }
+            client.subscribed = true
+        } else if names.isEmpty {
+            client.subscribed = false
+            client.names = []
+        } else if client.subscribed {
+            if client.names.isEmpty {
+                client.names = Set(Self.allEventNames).subtracting(names)
+            } else {
+                client.names.subtract(names)
+            }
+            if client.names.isEmpty { client.subscribed = false }
+        }
+        let current: JSONValue =
+            client.subscribed
+            ? (client.names.isEmpty ? .string("all") : .array(client.names.sorted().map { .string($0) }))
+            : .array([])
+        var fields: [(String, JSONValue)] = [("events", current), ("seq", .int(Int64(state.ring.lastSeq)))]
+        var follow: [Outgoing] = []
+        if let since {
+            let missed = state.ring.lines(after: since)
+            let lines = missed.lines.filter { client.wants($0.name) }
+            if missed.lost > 0 {
+                let line = JSON.line([
+                    ("event", .string("LinesLost")), ("after_seq", .int(Int64(since))),
+                    ("lost", .int(Int64(missed.lost))),
+                    ("first_kept_seq", missed.lines.first.map { .int(Int64($0.seq)) } ?? .null),
+                    ("reason", .string("the catch-up ring keeps the last \(state.ring.capacity) lines (--catch-up)")),
+                ])
+                follow.append(Self.outgoing(line))
+            }
+            follow += lines.map { Outgoing(bytes: $0.bytes, progressName: $0.isProgress ? $0.name : nil) }
+            client.replayAllowance += follow.count
+            // The live lines held while this ran are among those replayed.
+            client.dropsHeldLogLines = true
+            fields += [("replayed", .int(Int64(lines.count))), ("lost", .int(Int64(missed.lost)))]
+        }
+        return (.ok(fields), follow)
+    }
+
+    /// The socket's counters for `status`, and the asking client's.
+    private func controlStatus(_ client: Client, state: State) -> [(String, JSONValue)] {
+        [
+            ("clients", .int(Int64(state.clients.values.filter { !$0.isOperator }.count))),
+            ("subscribers", .int(Int64(state.clients.values.filter { $0.subscribed && !$0.closing }.count))),
+            ("mpv_clients", .int(Int64(state.clients.values.filter { $0.speaksMpv && !$0.closing }.count))),
+            ("clients_accepted", .int(Int64(state.accepted))),
+            ("clients_refused", .int(Int64(state.refused))),
+            ("clients_disconnected_slow", .int(Int64(state.disconnectedSlow))),
+            ("clients_disconnected_idle", .int(Int64(state.disconnectedIdle))),
+            ("operator_connections", .int(Int64(state.operatorAccepted))),
+            ("events_dropped", .int(Int64(state.dropped))),
+            ("events_coalesced", .int(Int64(state.coalesced))),
+            ("catch_up_lines", .int(Int64(state.ring.capacity))),
+            ("last_seq", .int(Int64(state.ring.lastSeq))),
+            (
+                "client",
+                .object([
+                    ("id", .int(Int64(client.id))), ("operator", .bool(client.isOperator)),
+                    ("delivered", .int(Int64(client.delivered))), ("pending", .int(Int64(client.outbox.count))),
+                    ("coalesced", .int(Int64(client.coalesced))), ("dropped", .int(Int64(client.dropped))),
+                ])
+            ),
+        ]
     }
 
     static var allEventNames: [String] { EventCatalog.allNames + daemonEventNames }
@@ -573,10 +929,17 @@ final class ControlServer: Sendable {
     /// At exit: one last try to send what is pending (without waiting), then the socket file
     /// is removed. Clients see the connection close.
     func finish() {
+        idleTimer.withLock { $0?.cancel() }
         state.withLock { state in
             guard !state.stopped else { return }
             state.stopped = true
-            for client in Array(state.clients.values) { flush(client, state: &state) }
+            let shutdown = Self.outgoing(MpvEvents.line("shutdown"))
+            for client in Array(state.clients.values) {
+                if client.speaksMpv && !client.closing && !client.disabledMpvEvents.contains("shutdown") {
+                    client.push(shutdown)
+                }
+                flush(client, state: &state)
+            }
         }
         unlink(path)
     }

@@ -25,6 +25,8 @@ final class Daemon: Sendable {
         /// The last playback whose `PlaybackEnded` line was written.
         var lastEnded: PlaybackID?
         var stopping = false
+        /// The exit status (`quit` gives one).
+        var exitStatus: Int32 = 0
     }
 
     private let options: DaemonOptions
@@ -46,12 +48,18 @@ final class Daemon: Sendable {
     private let control: ControlServer?
     /// systemd's notifications (`$NOTIFY_SOCKET`).
     private let notifier: SystemdNotifier?
+    /// Where commands and signals run.
+    private let controlQueue: DispatchQueue
     /// Whether every control call returns in time and no playback is stalled.
     let liveness: Liveness
     /// Writes the `Unhealthy`/`Healthy` lines, so that the watchdog never waits for the log.
     private let healthLines = DispatchQueue(label: "media-daemon.health-lines")
     /// Told of every playback and playlist event (`setEventTap`).
     private let eventTap = Guarded<(@Sendable (DaemonEvent) -> Void)?>(nil)
+    /// What the player's events said last: mpv's properties (`MpvProperties.swift`).
+    let facts = Guarded(PlayerFacts())
+    /// The player's events outside any playback, found among its own events.
+    private let outside: OutsidePlaybackEvents
 
     /// - Parameter controlQueue: where commands and signals run (its calls are probed by
     ///   `liveness`).
@@ -64,6 +72,7 @@ final class Daemon: Sendable {
         self.library = library
         self.control = control
         self.notifier = notifier
+        self.controlQueue = controlQueue
         let playlist = VLCPlaylistPlayer(
             library: library, configuration: configuration, options: options.playerOptions,
             maximumEntries: MediaInput.maximumEntries)
@@ -74,13 +83,24 @@ final class Daemon: Sendable {
             await box.withLock { $0 }?.waitForPendingControls()
         }
         let lineCount = lineCount
+        let facts = facts
+        outside = OutsidePlaybackEvents(configuration: configuration) { [weak log, weak control] event in
+            // A line without playback and entry_id.
+            log?.write(EventRecord(event))
+            let changed = facts.withLock { facts in
+                let before = (facts.volume, facts.muted)
+                _ = facts.apply(event, playback: nil)
+                return before != (facts.volume, facts.muted)
+            }
+            if changed { control?.propertiesChanged() }
+        }
         log.setTap { record, line in
             lineCount.withLock { $0 += 1 }
             control?.publish(record, line: line)
         }
     }
 
-    private var playlist: VLCPlaylistPlayer? { playlistBox.withLock { $0 } }
+    var playlist: VLCPlaylistPlayer? { playlistBox.withLock { $0 } }
 
     // MARK: Other front ends (--mpris)
 
@@ -98,8 +118,17 @@ final class Daemon: Sendable {
     /// when it is empty).
     func start(_ playlist: Playlist) {
         guard let player = self.playlist else { return }
+        let outside = outside
+        let mediaPlayer = player.player
         var tokens = [
-            player.player.playbacks.observe { [weak self] event in self?.handle(event) },
+            // The player's own events first: in one delivery they come before their playback's.
+            mediaPlayer.observe { [weak mediaPlayer] event in
+                if let mediaPlayer { outside.playerEvent(event, of: mediaPlayer) }
+            },
+            mediaPlayer.playbacks.observe { [weak self] event in
+                outside.playbackEvent(event)
+                self?.handle(event)
+            },
             player.observe { [weak self] event in self?.handle(event) },
         ]
         if let level = options.logLevel { tokens.append(log.printLibvlcLog(of: library, minimumLevel: level)) }
@@ -141,7 +170,7 @@ final class Daemon: Sendable {
     /// SIGHUP: reopens the log file, re-reads the playlist and plays it from the start.
     func reload() {
         if let path = options.logFile {
-            let fd = open(MediaInput.localPathBytes(path), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+            let fd = LogFile.open(path, mode: options.logMode, readable: false)
             if fd >= 0 { close(log.replaceOutput(with: fd)) }
         }
         do {
@@ -207,9 +236,10 @@ final class Daemon: Sendable {
 
     /// SIGTERM, SIGINT, `--exit-at-end`: ends playback and exits 0, within 2 s whatever
     /// libvlc does. A playback still running ends as `quit`.
-    func shutdown(reason: String) {
+    func shutdown(reason: String, status: Int32 = 0) {
         let first = state.withLock { state in
             defer { state.stopping = true }
+            if !state.stopping { state.exitStatus = status }
             return !state.stopping
         }
         guard first else { return }
@@ -217,8 +247,17 @@ final class Daemon: Sendable {
         note("Stopping", [("reason", .string(reason))])
         // A teardown that hangs in libvlc must not keep the daemon alive past its 2 s promise.
         DispatchQueue.global().asyncAfter(deadline: .now() + 1.5) { self.exitNow(stopped: false) }
+        let deliveries = playlist?.configuration.dispatchQueue
         // Not on the control queue, nor in a handler: the wait below must be able to wait.
         DispatchQueue.global().async {
+            // Events libvlc sent before the signal and still queued for delivery (queue-async)
+            // are written first, with their entry's place in the playlist, which goes next;
+            // bounded, for the 2 s promise.
+            if let deliveries {
+                let delivered = DispatchSemaphore(value: 0)
+                deliveries.async { delivered.signal() }
+                _ = delivered.wait(timeout: .now() + 0.5)
+            }
             // The playlist's last reference, dropped here, outside the box's lock: the player's
             // teardown ends a running playback (`quit`, its PlaybackEnded line) and releases
             // libvlc's player, both counted by the wait.
@@ -245,7 +284,7 @@ final class Daemon: Sendable {
         log.sync()
         // _exit, not exit: atexit handlers and static destructors would run while libvlc's
         // threads may still be running (the teardown may have timed out).
-        _exit(0)
+        _exit(state.withLock { $0.exitStatus })
     }
 
     /// At the exit: the `PlaybackEnded` (`quit`) of a playback whose end was not written yet,
@@ -284,19 +323,51 @@ final class Daemon: Sendable {
         return ids
     }
 
-    /// Adds `entries` at the end; returns their ids. When no entry is current (an idle start,
-    /// or the playlist ended), the first of them plays.
-    private func append(_ entries: [String]) -> [PlaylistEntryID] {
+    /// Adds `entries` before the entry at `index` (at the end when `nil`); returns their ids.
+    /// With `playWhenIdle`, when no entry is current (an idle start, or the playlist ended),
+    /// the first of them plays.
+    private func add(_ entries: [String], at index: Int?, playWhenIdle: Bool) -> [PlaylistEntryID] {
         guard let playlist else { return [] }
         let media = makeMedia(entries)
         let idle = playlist.currentEntry == nil && !playlist.isActive
-        let ids = playlist.append(media.map(\.media))
+        let ids = playlist.insert(media.map(\.media), at: index)
         state.withLock { state in
             for (id, text) in zip(ids, media.map(\.text)) { state.given[id] = text }
         }
-        if idle, let first = ids.first { playlist.play(first) }
+        if playWhenIdle, idle, let first = ids.first { playlist.play(first) }
         return ids
     }
+
+    /// The entry a command names.
+    private func resolve(_ target: DaemonCommand.Target, in playlist: VLCPlaylistPlayer) -> Result<
+        PlaylistEntryID, CommandError
+    > {
+        switch target {
+        case .item(let number):
+            let entries = playlist.entries
+            guard !entries.isEmpty else { return .failure(CommandError("the playlist is empty")) }
+            guard number >= 1, number <= entries.count else {
+                return .failure(CommandError("\"item\" must be a whole number from 1 to \(entries.count)"))
+            }
+            return .success(entries[Int(number) - 1].id)
+        case .entry(let id):
+            guard playlist.entries.contains(where: { $0.id == id }) else {
+                return .failure(CommandError("no entry \(id) in the playlist"))
+            }
+            return .success(id)
+        case .current:
+            guard let current = playlist.currentEntry else { return .failure(CommandError("no entry is current")) }
+            return .success(current.id)
+        }
+    }
+
+    /// The location entry `id` was given as (or its MRL when read from a playlist file).
+    func given(_ id: PlaylistEntryID) -> String? {
+        state.withLock { $0.given[id] } ?? playlist?.entries.first { $0.id == id }?.mrl
+    }
+
+    /// Every entry's location as given.
+    func givenNames() -> [PlaylistEntryID: String] { state.withLock { $0.given } }
 
     /// The media of `entries`; an entry that is no valid URL is logged and left out.
     private func makeMedia(_ entries: [String]) -> [(text: String, media: VLCMedia)] {
@@ -337,8 +408,17 @@ final class Daemon: Sendable {
         let context: [(String, JSONValue)] = [
             ("playback", .int(event.playback.json)), ("entry_id", event.entry.map { .int($0.json) } ?? .null),
         ]
+        // mpv's events name the entry and the playback too.
+        let mpvContext: [(String, JSONValue)] = [
+            ("playlist_entry_id", event.entry.map { .int($0.json) } ?? .null), ("playback", .int(event.playback.json)),
+        ]
         switch event.payload {
-        case .player, .media:
+        case .player(let playerEvent):
+            let seq = log.writeNumbered(EventRecord(event, source: "daemon", context: []), context: context)
+            let implied = facts.withLock { $0.apply(playerEvent, playback: event.playback) }
+            for name in implied { control?.publishMpv(name, mpvContext, seq: seq) }
+            control?.propertiesChanged()
+        case .media:
             log.write(EventRecord(event, source: "daemon", context: []), context: context)
         case .began:
             // Before anything that could wait (the log): a stall of an older playback is over.
@@ -348,8 +428,11 @@ final class Daemon: Sendable {
                 state.playback = (event.playback, event.entry)
                 state.playlistEndPending = false
             }
+            facts.withLock { $0.began(event.playback, entry: event.entry) }
             let place = place(of: event.entry)
-            log.writeAlways(EventRecord(event, source: "daemon", context: context + place))
+            let seq = log.writeAlways(EventRecord(event, source: "daemon", context: context + place))
+            control?.publishMpv("start-file", mpvContext, seq: seq)
+            control?.propertiesChanged()
             if let notifier, place.count == 2, case .int(let item) = place[0].1, case .string(let entry) = place[1].1 {
                 notifier.status("playing item \(item) of \(playlist?.entries.count ?? 0): \(entry)")
             }
@@ -365,14 +448,19 @@ final class Daemon: Sendable {
                 default: break
                 }
             }
+            facts.withLock { $0.ended(event.playback) }
             let record = EventRecord(event, source: "daemon", context: context + place(of: event.entry))
-            let written = endLines.withLock { closing in
-                guard !closing else { return false }
-                log.writeAlways(record)
+            let written = endLines.withLock { closing -> Int?? in
+                guard !closing else { return nil }
+                let seq = log.writeAlways(record)
                 state.withLock { $0.lastEnded = event.playback }
-                return true
+                return .some(seq)
             }
-            guard written else { return }
+            guard let seq = written else { return }
+            control?.publishMpv("end-file", Self.endFileFields(summary) + mpvContext, seq: seq)
+            // Nothing plays next: mpv's (deprecated, still sent) `idle`.
+            if summary.outcome != .quit, !(playlist?.isActive ?? true) { control?.publishMpv("idle", [], seq: nil) }
+            control?.propertiesChanged()
             let playlistEnded = state.withLock { state in
                 defer { state.playlistEndPending = false }
                 return state.playlistEndPending && state.playback?.id == event.playback
@@ -388,6 +476,7 @@ final class Daemon: Sendable {
         eventTap.withLock { $0 }?(.playlist(event))
         guard case .endReached = event else {
             log.write(EventRecord(event))
+            control?.propertiesChanged()
             return
         }
         let lastEnded = state.withLock { state in
@@ -396,6 +485,25 @@ final class Daemon: Sendable {
             return ended
         }
         if lastEnded { finishPlaylist() }
+    }
+
+    /// `end-file`'s `reason` (mpv's), `file_error` (mpv's words) for a failure, and this
+    /// daemon's own: `daemon_reason` (`PlaybackEnded`'s reason), `error` and `cause`.
+    private static func endFileFields(_ summary: PlaybackSummary) -> [(String, JSONValue)] {
+        var fields: [(String, JSONValue)] = [("reason", .string(summary.outcome.mpvReason))]
+        if let failure = summary.outcome.failure {
+            let fileError: String
+            switch failure.reason {
+            case .noTracks: fileError = "unrecognized file format"
+            case .encounteredError, .stalled, .streamError: fileError = "loading failed"
+            }
+            fields += [("file_error", .string(fileError))]
+        }
+        fields.append(("daemon_reason", .string(summary.outcome.code)))
+        if let failure = summary.outcome.failure {
+            fields += [("error", .string(failure.code)), ("cause", .string(failure.cause ?? failure.summary))]
+        }
+        return fields
     }
 
     private func finishPlaylist() {
@@ -446,17 +554,17 @@ extension Daemon: ControlCommands {
         case .play(nil):
             guard !playlist.entries.isEmpty else { return .error("the playlist is empty") }
             playlist.play()
-        case .play(.item(let number)):
-            let entries = playlist.entries
-            guard !entries.isEmpty else { return .error("the playlist is empty") }
-            guard number >= 1, number <= entries.count else {
-                return .error("\"item\" must be a whole number from 1 to \(entries.count)")
+        case .play(let target?):
+            switch resolve(target, in: playlist) {
+            case .success(let id):
+                guard playlist.play(id) else { return .error("entry \(id) was just removed") }
+            case .failure(let error): return .error(error.message)
             }
-            guard playlist.play(entries[Int(number) - 1].id) else { return .error("item \(number) was just removed") }
-        case .play(.entry(let id)):
-            guard playlist.play(id) else { return .error("no entry \(id) in the playlist") }
         case .pause: playlist.pause()
         case .resume: playlist.resume()
+        case .togglePause:
+            guard facts.withLock({ $0.running }) else { return .error("nothing plays") }
+            if facts.withLock({ $0.paused }) { playlist.resume() } else { playlist.pause() }
         case .stop: playlist.stop()
         case .next:
             guard playlist.next() else { return .error("no next entry") }
@@ -464,28 +572,135 @@ extension Daemon: ControlCommands {
             guard playlist.previous() else { return .error("no previous entry") }
         case .seek(let target):
             let player = playlist.player
+            let known = facts.withLock { ($0.running, $0.time, $0.position, $0.length) }
+            guard known.0 else { return .error("nothing plays") }
             guard player.isSeekable else { return .error("the current entry cannot seek") }
             switch target {
             case .milliseconds(let ms): player.time = ms
             case .fraction(let fraction): player.position = Float(fraction)
+            case .relative(let ms):
+                guard known.1 >= 0 else { return .error("the playback time is not known yet") }
+                player.time = max(0, known.1 + ms)
+            case .relativeFraction(let fraction):
+                guard known.2 >= 0 else { return .error("the position is not known yet") }
+                player.position = Float(min(max(known.2 + fraction, 0), 1))
+            case .fromEnd(let ms):
+                guard known.3 > 0 else { return .error("the length is not known yet") }
+                player.time = max(0, known.3 - ms)
             }
+            facts.withLock { $0.sought() }
+            let seek = facts.withLock { ($0.playback, $0.entry) }
+            control?.publishMpv(
+                "seek",
+                [
+                    ("playlist_entry_id", seek.1.map { .int($0.json) } ?? .null),
+                    ("playback", seek.0.map { .int($0.json) } ?? .null),
+                ], seq: nil)
         case .volume(let volume):
             playlist.player.volume = Int(volume)
+            facts.withLock { $0.volume = Int(volume) }
+            control?.propertiesChanged()
             return .ok([("volume", .int(volume))])
-        case .load(let entries, let append):
+        case .mute(let flag):
+            playlist.player.isMuted = flag
+            facts.withLock { $0.muted = flag }
+            control?.propertiesChanged()
+            return .ok([("mute", .bool(flag))])
+        case .speed(let speed):
+            // libvlc sends no event for the rate: the fact is the command's.
+            playlist.player.rate = Float(speed)
+            facts.withLock { $0.speed = speed }
+            control?.propertiesChanged()
+            return .ok([("speed", .double(speed))])
+        case .selectTrack(let type, let choice):
+            let tracks = facts.withLock { $0.running ? $0.tracks(of: type) : [] }
+            let track: Int?
+            switch choice {
+            case .none: track = nil
+            case .first:
+                guard let first = tracks.first else { return .error("no \(type) track") }
+                track = first.esID
+            case .number(let number):
+                guard number >= 1, number <= tracks.count else {
+                    return .error("no \(type) track \(number) (\(tracks.count) known)")
+                }
+                track = tracks[number - 1].esID
+            }
+            playlist.player.selectTrack(track, of: type)
+            // libvlc confirms a selection with ESSelected, not a deselection: the fact is the
+            // command's until an event says otherwise.
+            facts.withLock { $0.selected[type] = track }
+            control?.propertiesChanged()
+        case .load(let entries, let mode):
+            let append: Bool
+            if case .replace = mode { append = false } else { append = true }
             let total = append ? playlist.entries.count + entries.count : entries.count
             guard total <= MediaInput.maximumEntries else {
                 return .error("more than \(MediaInput.maximumEntries) entries: not loaded")
             }
-            let ids = append ? self.append(entries) : replace(with: entries)
+            let ids: [PlaylistEntryID]
+            let modeName: String
+            switch mode {
+            case .replace:
+                ids = replace(with: entries)
+                modeName = "replace"
+            case .append(let play):
+                ids = self.add(entries, at: nil, playWhenIdle: play)
+                modeName = play ? "append" : "append-only"
+            case .insertNext(let play):
+                let current = playlist.currentEntry.flatMap { current in
+                    playlist.entries.firstIndex { $0.id == current.id }
+                }
+                ids = self.add(entries, at: current.map { $0 + 1 }, playWhenIdle: play)
+                modeName = "insert-next"
+            }
             let items = Int64(playlist.entries.count)
             note(
                 "Loaded",
-                [
-                    ("mode", .string(append ? "append" : "replace")), ("entries", .int(Int64(entries.count))),
-                    ("items", .int(items)),
-                ])
+                [("mode", .string(modeName)), ("entries", .int(Int64(entries.count))), ("items", .int(items))])
             return .ok([("items", .int(items)), ("entry_ids", .array(ids.map { .int($0.json) }))])
+        case .remove(let target):
+            switch resolve(target, in: playlist) {
+            case .success(let id):
+                guard playlist.remove(id) else { return .error("entry \(id) was just removed") }
+            case .failure(let error): return .error(error.message)
+            }
+        case .move(let target, let destination):
+            let entries = playlist.entries
+            let id: PlaylistEntryID
+            switch resolve(target, in: playlist) {
+            case .success(let found): id = found
+            case .failure(let error): return .error(error.message)
+            }
+            guard let from = entries.firstIndex(where: { $0.id == id }) else {
+                return .error("entry \(id) was just removed")
+            }
+            let index: Int
+            switch destination {
+            case .before(let item):
+                guard item >= 1, item <= entries.count + 1 else {
+                    return .error("the position to move before must be from 1 to \(entries.count + 1)")
+                }
+                // Before the entry now at `item`: among the others, one less when it comes after.
+                let before = Int(item) - 1
+                index = before > from ? before - 1 : before
+            case .at(let item):
+                guard item >= 1, item <= entries.count else {
+                    return .error("\"to_item\" must be a whole number from 1 to \(entries.count)")
+                }
+                index = Int(item) - 1
+            }
+            if index != from { playlist.move(id, to: index) }
+        case .clear(let keepingPlaying):
+            let playing = facts.withLock { $0.running ? $0.entry : nil }
+            if keepingPlaying, let playing {
+                for entry in playlist.entries where entry.id != playing { playlist.remove(entry.id) }
+            } else {
+                playlist.clear()
+            }
+        case .quit(let status):
+            // After this command's reply is queued (the exit sends what is queued).
+            controlQueue.async { self.shutdown(reason: "quit", status: status) }
         case .playlist:
             let entries = playlist.entries
             let given = state.withLock { $0.given }

@@ -18,7 +18,9 @@ let usage = """
       --loop             start again at the first entry after the last one
       --exit-at-end      exit 0 once the playlist has been played (default: stay idle until
                          a signal or a command; SIGHUP plays the playlist again)
-      --log FILE         append the log to FILE instead of standard output (reopened on SIGHUP)
+      --log FILE         append the log to FILE instead of standard output (reopened on SIGHUP;
+                         created with mode 0600)
+      --log-mode MODE    the mode (octal) a new --log file is created with, e.g. 0640
       --no-progress      leave out TimeChanged, PositionChanged, Buffering, AudioVolume
       --dispatch MODE    inline (default), queue-async or queue-sync
       --untimed          decode audio as fast as possible, with no output (for tests and batch
@@ -34,8 +36,17 @@ let usage = """
       --control PATH     listen on a Unix socket at PATH (mode 0600; a stale socket there is
                          replaced, any other file refused; removed at exit) for JSON Lines
                          commands: play, pause, resume, stop, next, previous, seek, volume,
-                         load, playlist, status, subscribe, unsubscribe; subscribed clients
-                         get the log's lines; see 'media-events ctl --help'
+                         mute, speed, load, remove, move, clear, playlist, status, quit,
+                         subscribe (since a seq: the lines missed first), unsubscribe;
+                         subscribed clients get the log's lines; see 'media-events ctl
+                         --help'. The same socket
+                         speaks mpv's JSON IPC ({"command":["loadfile","a.wav"]}): mpv's
+                         commands, properties and events (see DaemonControl.md)
+      --catch-up LINES   keep the last LINES log lines for clients that subscribe "since" a
+                         seq after a reconnect (default 1000; 0 keeps none)
+      --client-timeout S disconnect a client that has sent nothing for S seconds and takes no
+                         events (default 300); one connection beyond the 64 clients is kept
+                         for the operator: it gets one reply, then is closed
       --mpris            appear on the session bus as an MPRIS media player, for playerctl,
                          desktop media keys and widgets: the name
                          org.mpris.MediaPlayer2.media_daemon (".instance<PID>" added when
@@ -49,7 +60,8 @@ let usage = """
     Lines: every line has "seq" (continued from the last line of an existing --log file), "t"
     (seconds since start), "ts" (UTC wall-clock time), "source" and "event". Lines of a
     playback (libvlc's player and media events, "source":"player" or "media") add "playback"
-    and "entry_id". The daemon's own lines have "source":"daemon":
+    and "entry_id"; player events outside any playback (MediaChanged, a volume change while
+    idle) have neither. The daemon's own lines have "source":"daemon":
       PlaybackBegan   playback, entry_id, item (the entry's position, from 1), entry (its path
                       or URL as given, or the MRL of an entry read from a playlist file), mrl
       PlaybackStalled playback, entry_id, stall (opening, buffering, no_track, no_progress)
@@ -72,7 +84,8 @@ let usage = """
     Signals: SIGTERM, SIGINT  stop playback, write the last line, exit 0 (within 2 s)
              SIGHUP           re-read the playlist (and reopen the log), play from the start
              SIGUSR1          write a "Status" line: playback, entry, state, time, counts
-    Exit status: 0 after a signal or --exit-at-end; 1 the playlist or log could not be
+    Exit status: 0 after a signal or --exit-at-end (a client's quit: the status it gave, 0 by
+    default); 1 the playlist or log could not be
     opened at start, the playlist is not text, the control socket cannot be created (its
     path exists and is not a stale socket, or another daemon listens on it), or the log
     cannot be written (a message says why), --mpris cannot connect to its bus or take its
@@ -107,6 +120,12 @@ struct DaemonOptions {
     var controlPath: String?
     /// Where to appear on D-Bus (`--mpris`); `nil` without.
     var mpris: MPRISOptions?
+    /// The mode a new `--log` file is created with (`--log-mode`).
+    var logMode: mode_t = 0o600
+    /// Log lines kept for clients that catch up (`--catch-up`).
+    var catchUpLines = 1000
+    /// Seconds a client may send nothing while it takes no events (`--client-timeout`).
+    var clientTimeout = 300.0
 
     /// The player's options for these.
     var playerOptions: PlayerOptions {
@@ -155,6 +174,21 @@ struct DaemonOptions {
                 mprisFlags.append(argument)
                 options.mpris = options.mpris ?? MPRISOptions()
                 options.mpris?.bus = try MPRISOptions.bus(try reader.value(for: argument))
+            case "--log-mode":
+                let text = try reader.value(for: argument)
+                guard let mode = mode_t(text, radix: 8), mode <= 0o777, mode & 0o600 == 0o600 else {
+                    throw UsageError(
+                        "--log-mode needs an octal mode from 0600 to 0777 that the daemon can read and write, not '\(text)'"
+                    )
+                }
+                options.logMode = mode
+            case "--catch-up":
+                let text = try reader.value(for: argument)
+                guard let lines = Int(text), (0...1_000_000).contains(lines) else {
+                    throw UsageError("--catch-up needs a number of lines from 0 to 1000000, not '\(text)'")
+                }
+                options.catchUpLines = lines
+            case "--client-timeout": options.clientTimeout = try reader.number(for: argument)
             case "-h", "--help":
                 printOutput(usage)
                 exit(0)

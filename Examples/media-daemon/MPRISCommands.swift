@@ -112,10 +112,10 @@ extension Daemon {
                     error: .notSupported(
                         "'\(uri)' is not a URI of a supported scheme (\(mprisURISchemes.joined(separator: ", ")))"))
             }
-            switch run(.load([uri], append: true)) {
+            switch run(.load([uri], mode: .append(playWhenIdle: false))) {
             case .error(let message): return MPRISOutcome(error: .failed(message))
             case .ok(let fields):
-                let ids = fields.first { $0.0 == "entry_ids" }.map(\.1)
+                let ids = fields.first { $0.0 == "entry_ids" }?.1
                 guard case .array(let values) = ids, case .int(let id) = values.first else {
                     return MPRISOutcome(error: .failed("'\(uri)' was not added (not a valid URL)"))
                 }

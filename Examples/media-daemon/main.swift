@@ -28,11 +28,7 @@ do {
 
 var logFD = STDOUT_FILENO
 if let path = options.logFile {
-    // Read as well as written: the last line's seq is read back to continue the numbering.
-    logFD = open(MediaInput.localPathBytes(path), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-    if logFD < 0 && errno == EACCES {
-        logFD = open(MediaInput.localPathBytes(path), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-    }
+    logFD = LogFile.open(path, mode: options.logMode)
     guard logFD >= 0 else {
         printError("media-daemon: \(path): cannot open the log (\(String(cString: strerror(errno))))")
         exit(1)
@@ -46,7 +42,9 @@ let controlQueue = DispatchQueue(label: "media-daemon.control")
 let control: ControlServer?
 if let path = options.controlPath {
     do {
-        control = try ControlServer(path: path, queue: controlQueue)
+        control = try ControlServer(
+            path: path, queue: controlQueue, catchUpLines: options.catchUpLines,
+            clientTimeout: options.clientTimeout)
     } catch {
         printError("media-daemon: --control: \(error)")
         exit(1)

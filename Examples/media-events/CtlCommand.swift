@@ -9,8 +9,10 @@ struct CtlCommand {
         var timeout = 10.0
         var command = ""
         var request: [(String, JSONValue)] = []
-        /// `watch`: the event names subscribed to (empty: all).
+        /// `watch`: the event names subscribed to (empty: all); `observe`: the properties.
         var names: [String] = []
+        /// `get`, `set`, `observe`: the request in mpv's form ("command" an array).
+        var mpvCommands: [[JSONValue]] = []
     }
 
     let options: Options
@@ -19,12 +21,19 @@ struct CtlCommand {
         var options = Options()
         var words: [String] = []
         var append = false
+        var entry: Int64?
         var reader = ArgumentReader(arguments)
         while let argument = reader.nextOption(positional: { words.append($0) }) {
             switch argument {
             case "--socket": options.socket = try reader.value(for: argument)
             case "--timeout": options.timeout = try reader.number(for: argument)
             case "--append": append = true
+            case "--entry":
+                let text = try reader.value(for: argument)
+                guard let id = Int64(text), id >= 1 else {
+                    throw UsageError("--entry needs an entry id (from 1), not '\(text)'")
+                }
+                entry = id
             case "-h", "--help":
                 printOutput(Usage.ctl)
                 exit(0)
@@ -40,11 +49,16 @@ struct CtlCommand {
             guard words.isEmpty else { throw UsageError("\(command) takes no arguments, not '\(words[0])'") }
         }
         if append && command != "load" { throw UsageError("--append is an option of load only") }
+        if entry != nil && command != "play" { throw UsageError("--entry is an option of play only") }
         switch command {
         case "pause", "resume", "stop", "next", "previous", "playlist", "status":
             try noArguments()
         case "play":
             guard words.count <= 1 else { throw UsageError("play takes at most one item number") }
+            if let entry {
+                guard words.isEmpty else { throw UsageError("play takes an item number or --entry ID, not both") }
+                options.request.append(("entry_id", .int(entry)))
+            }
             if let word = words.first {
                 guard let item = Int(word), item > 0 else { throw UsageError("play: an item number, not '\(word)'") }
                 options.request.append(("item", .int(Int64(item))))
@@ -70,6 +84,21 @@ struct CtlCommand {
                 word.contains("://") || word.hasPrefix("/") ? .string(word) : .string(URL(fileURLWithPath: word).path)
             }
             options.request += [("entries", .array(entries)), ("mode", .string(append ? "append" : "replace"))]
+        case "get":
+            guard words.count == 1 else {
+                throw UsageError("get takes one property name (mpv's: volume, time-pos, ...)")
+            }
+            options.mpvCommands = [[.string("get_property"), .string(words[0])]]
+        case "set":
+            guard words.count == 2 else { throw UsageError("set takes a property name and a value") }
+            options.mpvCommands = [[.string("set_property"), .string(words[0]), Self.value(words[1])]]
+        case "observe":
+            guard words.count == 1 else { throw UsageError("observe takes one comma-separated list of property names") }
+            options.names = words[0].split(separator: ",").map(String.init)
+            guard !options.names.isEmpty else { throw UsageError("observe: no property names in ''") }
+            options.mpvCommands = options.names.enumerated().map { index, name in
+                [.string("observe_property"), .int(Int64(index + 1)), .string(name)]
+            }
         case "watch":
             guard words.count <= 1 else { throw UsageError("watch takes one comma-separated list of event names") }
             options.names = words.first.map { $0.split(separator: ",").map(String.init) } ?? []
@@ -78,6 +107,15 @@ struct CtlCommand {
             throw UsageError("unknown ctl command '\(command)'")
         }
         return options
+    }
+
+    /// A value given on the command line: JSON when it reads as JSON (`true`, `50`, `"a b"`),
+    /// otherwise the text itself.
+    static func value(_ text: String) -> JSONValue {
+        guard let parsed = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: .fragmentsAllowed),
+            !(parsed is [Any]), !(parsed is [String: Any])
+        else { return .string(text) }
+        return JSONValue(ctlParsed: parsed)
     }
 
     /// Runs the command; returns the exit status.
@@ -92,21 +130,34 @@ struct CtlCommand {
         }
         defer { close(fd) }
         var reader = LineReader(fd: fd)
-        var request: [(String, JSONValue)] = [("request_id", .int(1))]
-        if options.command == "watch" {
-            request.append(("command", .string("subscribe")))
+        var requests: [[(String, JSONValue)]] = []
+        if !options.mpvCommands.isEmpty {
+            // mpv's form: "command" an array.
+            requests = options.mpvCommands.enumerated().map { index, command in
+                [("command", .array(command)), ("request_id", .int(Int64(index + 1)))]
+            }
+        } else if options.command == "watch" {
+            var request: [(String, JSONValue)] = [("request_id", .int(1)), ("command", .string("subscribe"))]
             if !options.names.isEmpty { request.append(("events", .array(options.names.map { .string($0) }))) }
+            requests = [request]
         } else {
-            request.append(("command", .string(options.command)))
-            request += options.request
+            requests = [[("request_id", .int(1)), ("command", .string(options.command))] + options.request]
         }
-        if let error = UnixSocket.sendAll(fd, Array((JSON.line(request) + "\n").utf8)) {
-            printError("media-events: ctl: \(path): cannot send (\(String(cString: strerror(error))))")
+        let bytes = requests.map { JSON.line($0) + "\n" }.joined()
+        if let error = UnixSocket.sendAll(fd, Array(bytes.utf8)) {
+            // A daemon that refused the connection said why before closing it.
+            let why = Self.refusal(&reader)
+            printError(
+                "media-events: ctl: \(path): "
+                    + (why.map { "the daemon refused the connection: \($0)" }
+                        ?? "cannot send (\(String(cString: strerror(error))))"))
             return 1
         }
         let deadline = Date().addingTimeInterval(options.timeout)
-        // The reply; event lines before it (none before a subscribe) are skipped.
-        while true {
+        let streams = options.command == "watch" || options.command == "observe"
+        // The replies; event lines before them (none before a subscribe) are skipped.
+        var pending = Set(1...requests.count)
+        while !pending.isEmpty {
             guard let line = reader.next(until: deadline) else {
                 printError(
                     "media-events: ctl: \(path): "
@@ -115,28 +166,60 @@ struct CtlCommand {
                             : "the daemon closed the connection without a reply"))
                 return 1
             }
-            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                object["request_id"] as? Int == 1
-            else { continue }
-            let ok = object["ok"] as? Bool == true
-            if options.command == "watch" {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+                continue
+            }
+            if object["request_id"] == nil, object["event"] as? String == "Disconnected" {
+                printError(
+                    "media-events: ctl: \(path): the daemon closed the connection: \(object["reason"] as? String ?? line)"
+                )
+                return 1
+            }
+            if options.command == "observe", object["event"] as? String == "property-change" {
+                printOutput(line)
+                continue
+            }
+            guard let id = object["request_id"] as? Int, pending.contains(id) else { continue }
+            pending.remove(id)
+            // The daemon's replies say "ok"; mpv's form says "error":"success".
+            let ok = object["ok"] as? Bool == true || object["error"] as? String == "success"
+            if streams {
                 guard ok else {
-                    printError("media-events: ctl: watch: \(object["error"] as? String ?? line)")
+                    printError("media-events: ctl: \(options.command): \(object["error"] as? String ?? line)")
                     return 1
                 }
-                break
+                continue
             }
             printOutput(line)
             return ok ? 0 : 1
         }
-        // watch: every line until the daemon closes the connection.
+        // watch, observe: every line until the daemon closes the connection (observe: the
+        // property changes only).
         var last = ""
         while let line = reader.next(until: nil) {
+            if options.command == "observe", !line.contains(#""event":"property-change""#),
+                !line.contains(#""event":"Disconnected""#)
+            {
+                continue
+            }
             printOutput(line)
             last = line
         }
         if last.contains(#""event":"Disconnected""#) { return 1 }
         return 0
+    }
+
+    /// The reason of a `Disconnected` line the daemon sent before closing, if any.
+    private static func refusal(_ reader: inout LineReader) -> String? {
+        let deadline = Date().addingTimeInterval(1)
+        while let line = reader.next(until: deadline) {
+            if let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                object["event"] as? String == "Disconnected"
+            {
+                return object["reason"] as? String
+            }
+        }
+        return nil
     }
 }
 
@@ -172,6 +255,25 @@ struct LineReader {
             if count < 0 && errno == EINTR { continue }
             if count <= 0 { return nil }
             buffer += chunk[0..<count]
+        }
+    }
+}
+
+extension JSONValue {
+    /// A scalar of JSONSerialization's parse (`true`/`false` stay booleans).
+    init(ctlParsed value: Any) {
+        switch value {
+        case let text as String: self = .string(text)
+        case let number as NSNumber:
+            let type = String(cString: number.objCType)
+            if type == "c" {
+                self = .bool(number.boolValue)
+            } else if type != "d" && type != "f", let whole = Int64(exactly: number.doubleValue) {
+                self = .int(whole)
+            } else {
+                self = .double(number.doubleValue)
+            }
+        default: self = .null
         }
     }
 }

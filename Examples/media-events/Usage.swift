@@ -95,7 +95,8 @@ enum Usage {
 
         Sends COMMAND to the media-daemon listening on PATH (--control PATH) and prints its
         reply, one JSON line: {"request_id":1,"ok":true,...} or {...,"ok":false,"error":"..."}.
-          play [ITEM]            play (the item numbered ITEM, from 1)
+          play [ITEM] | play --entry ID  play (the item numbered ITEM, from 1; the entry with
+                                 id ID, as "entry_id" in the playlist and the log)
           pause | resume | stop | next | previous
           seek MS | seek FRACTION  to MS milliseconds (5000), or a fraction of the length
                                  written with a point (0.5)
@@ -103,15 +104,26 @@ enum Usage {
           load [--append] MEDIA...  replace the playlist (or add to its end); relative paths
                                  are made absolute here
           playlist | status      the entries and current item; the state, counts, clients
+          get PROPERTY           mpv's property (volume, time-pos, playlist, track-list, ...;
+                                 get property-list lists them), in mpv's form:
+                                 {"data":...,"request_id":1,"error":"success"}
+          set PROPERTY VALUE     sets mpv's property (VALUE as JSON when it reads as JSON:
+                                 true, 50, 0.5; otherwise the text)
+          observe PROPERTIES     prints mpv's property-change lines of the comma-separated
+                                 properties, the current values first, until the daemon
+                                 closes the connection
           watch [NAMES]          print the daemon's event lines as it writes them (NAMES:
                                  comma-separated, as --only takes them, or the daemon's own:
-                                 ItemFailed, PlaylistEnded, ...) until it closes the connection
+                                 PlaybackBegan, PlaybackEnded, PlaylistEnded, ...) until it
+                                 closes the connection
           --timeout SECONDS      wait this long to connect and for the reply (default 10)
 
-        Exit status: 0 the daemon answered "ok":true (watch: it closed the connection, as
-        at its exit); 1 it answered an error, the socket cannot be reached, no reply came
-        within the timeout, watch was disconnected for not reading fast enough, or the output
-        cannot be written; 141 the output pipe was closed; 2 usage error.
+        Exit status: 0 the daemon answered "ok":true or "error":"success" (watch, observe: it
+        closed the connection, as at its exit); 1 it answered an error, the socket cannot be
+        reached, the daemon refused the connection (the reason it gave is printed: too many
+        clients, idle), no reply came within the timeout, watch or observe was disconnected
+        for not reading fast enough, or the output cannot be written; 141 the output pipe was
+        closed; 2 usage error.
         """
 
     static let replay = """

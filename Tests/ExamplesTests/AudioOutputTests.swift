@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// `--audio` where libvlc can open no audio output (a headless machine: no sound card, no

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// The conventions of command-line tools: --version, help per command, short numbers,

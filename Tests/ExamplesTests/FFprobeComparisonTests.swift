@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// `media-events probe --json` side by side with Debian's ffprobe, on media ffmpeg and sox

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import XCTest
 
 /// Files the programs are given that are not what they should be: a playlist that is not

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import XCTest
 
 /// Every JSON line the programs print validates against its schema in Schemas/, checked by a

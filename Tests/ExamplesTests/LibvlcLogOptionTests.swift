@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// `--verbose` and `--log-level` of `media-events log` and `media-daemon`, run as a user would:

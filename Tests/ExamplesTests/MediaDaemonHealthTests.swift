@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import XCTest
 
 /// systemd's watchdog and `media-daemon`'s liveness: `WATCHDOG=1` only while every control

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import XCTest
 
 /// `media-daemon --mpris` on a bus of the test's own, driven by Debian's MPRIS client

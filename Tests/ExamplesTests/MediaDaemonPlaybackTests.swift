@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import XCTest
 
 /// `media-daemon`'s playbacks, driven as a user would: the `next` storm that wedged libvlc's

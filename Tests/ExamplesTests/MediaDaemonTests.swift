@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import XCTest
 
 /// `media-daemon` run as a user would: a child process, signals, its JSON Lines log.

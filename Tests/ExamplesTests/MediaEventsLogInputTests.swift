@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// `media-events log` on inputs that are not one playable file: a source that stalls, a

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import XCTest
 
 /// `media-events replay` run as a user would, on logs `media-events log --json` wrote: it prints

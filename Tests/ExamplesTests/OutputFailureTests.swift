@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// Both programs on an output that goes away (`| head -3`) or fills up (/dev/full), as a

@@ -1,5 +1,6 @@
 import Foundation
 @testable import MediaEvents
+import TestSupport
 import XCTest
 
 /// Broken or unusual inputs: each ends in a defined outcome (EncounteredError, EndReached or

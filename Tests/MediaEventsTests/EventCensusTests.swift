@@ -1,5 +1,6 @@
 import Foundation
 @testable import MediaEvents
+import TestSupport
 import XCTest
 
 /// Every player and media event of libvlc 3, provoked on real media in every configuration:

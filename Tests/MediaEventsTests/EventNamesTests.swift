@@ -1,5 +1,5 @@
 import CLibVLC
-import MediaEvents
+@testable import MediaEvents
 import XCTest
 
 /// Each typed kind must stand for the libvlc event type of the same name: the C constants
@@ -17,7 +17,7 @@ final class EventNamesTests: XCTestCase {
         for (kind, native, name) in expected {
             XCTAssertEqual(kind.nativeType, Int32(native.rawValue), "\(kind)", file: file, line: line)
             XCTAssertEqual(kind.name, name, file: file, line: line)
-            let libvlcName = String(cString: libvlc_event_type_name(Int32(native.rawValue)))
+            let libvlcName = NativeLibrary.eventTypeName(Int32(native.rawValue))
             if Self.unnamedByLibvlc.contains(name) {
                 XCTAssertEqual(
                     libvlcName, "Unknown Event", "libvlc 3.0 has no name for \(name)", file: file, line: line)

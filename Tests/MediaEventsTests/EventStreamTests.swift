@@ -1,8 +1,8 @@
 // Event streams against the real libvlc: slow consumers, cancellation, teardown, threads.
 
-import CLibVLC
 import Foundation
 @_spi(Benchmarks) @testable import MediaEvents
+import TestSupport
 import XCTest
 
 final class EventStreamTests: XCTestCase {
@@ -13,12 +13,11 @@ final class EventStreamTests: XCTestCase {
     /// Makes libvlc's audio output take real time (the dummy output plays as fast as the
     /// input decodes, so a short WAV ends in milliseconds and sends no TimeChanged).
     private func paceAudio(of player: VLCMediaPlayer, sampleRate: Int32 = 22050) {
-        libvlc_audio_set_callbacks(
-            player.native.raw!,
-            { _, _, count, _ in
+        NativeAudioOutput.install(
+            on: player.native.current!,
+            play: { _, _, count, _ in
                 usleep(useconds_t(UInt64(count) * 1_000_000 / 22050))
-            }, nil, nil, nil, nil, nil)
-        libvlc_audio_set_format(player.native.raw!, "S16N", UInt32(sampleRate), 1)
+            }, format: "S16N", rate: UInt32(sampleRate), channels: 1)
     }
 
     func testEvents_whenConsumerIsMuchSlowerThanPlayback_seesEveryStateEventInOrderAndTheLatestTime() async throws {

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 @testable import MediaEvents
+import TestSupport
 import XCTest
 
 /// A stand-in for a wrapper: records where its deinit ran.

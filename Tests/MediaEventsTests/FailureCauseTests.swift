@@ -4,6 +4,7 @@
 
 import Foundation
 @testable import MediaEvents
+import TestSupport
 import XCTest
 
 final class FailureCauseTests: XCTestCase {

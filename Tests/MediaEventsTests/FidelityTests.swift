@@ -1,6 +1,7 @@
 import CLibVLC
 import Foundation
 @testable import MediaEvents
+import TestSupport
 import XCTest
 
 /// MediaEvents against ground truth: a raw C listener (CVLCTestSupport's rawrec) attached to
@@ -127,11 +128,8 @@ final class FidelityTests: XCTestCase {
                 let playerToken = player.observe { playerEvents.record(Flat($0)) }
                 let mediaToken = media.observe { mediaEvents.record(Flat($0)) }
                 raw.attach(
-                    libvlc_media_player_event_manager(player.native.raw!), tag: 1,
-                    types: RawEventRecorder.playerEventTypes)
-                raw.attach(
-                    libvlc_media_event_manager(media.native.raw), tag: 2,
-                    types: RawEventRecorder.mediaEventTypes)
+                    player.native.current!.eventManager, tag: 1, types: RawEventRecorder.playerEventTypes)
+                raw.attach(media.native.eventManager, tag: 2, types: RawEventRecorder.mediaEventTypes)
                 player.media = media
                 player.play()
                 if let calls {

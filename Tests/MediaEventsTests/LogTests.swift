@@ -5,6 +5,7 @@
 import CLibVLCLog
 import Foundation
 @testable import MediaEvents
+import TestSupport
 import XCTest
 
 final class LogTests: XCTestCase {

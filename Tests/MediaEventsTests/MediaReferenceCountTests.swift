@@ -4,6 +4,7 @@ import CVLCTestSupport
 import Foundation
 @testable import MediaEvents
 import Synchronization
+import TestSupport
 import XCTest
 
 /// libvlc 3.0 counts a media's references with a plain `int` (`i_refcount++` and `--` in
@@ -21,13 +22,13 @@ final class MediaReferenceCountTests: XCTestCase {
         XCTAssertTrue(
             VLCLibrary.mediaReferenceCountIsAtomic,
             "libvlc \(VLCLibrary.version): the count is not where 3.0 keeps it, or the environment disabled the fix")
-        let media = libvlc_media_new_path(TestLibrary.shared.native.raw, SharedMedia.shortWAV.path)!
-        XCTAssertEqual(mel_media_refcount_peek(media), 1)
-        libvlc_media_retain(media)
-        XCTAssertEqual(mel_media_refcount_peek(media), 2)
-        libvlc_media_release(media)
-        XCTAssertEqual(mel_media_refcount_peek(media), 1)
-        libvlc_media_release(media)
+        let media = NativeMedia.new(path: SharedMedia.shortWAV.path, in: TestLibrary.shared.native)!
+        XCTAssertEqual(mel_media_refcount_peek(media.pointer), 1)
+        media.retain()
+        XCTAssertEqual(mel_media_refcount_peek(media.pointer), 2)
+        media.release()
+        XCTAssertEqual(mel_media_refcount_peek(media.pointer), 1)
+        media.release()
     }
 
     /// What is really bound in this process: the global lookup finds the replacements, and
@@ -99,46 +100,47 @@ final class MediaReferenceCountTests: XCTestCase {
     /// its own lock, so nothing serializes the four media counts).
     func testLibvlcsOwnRetainsAndReleases_onFourThreadsAtOnce_loseNoCount() {
         let library = TestLibrary.shared
-        let media = NativePointer(raw: libvlc_media_new_path(library.native.raw, SharedMedia.shortWAV.path)!)
-        defer { libvlc_media_release(media.raw) }
-        let before = mel_media_refcount_peek(media.raw)
+        let media = NativeMedia.new(path: SharedMedia.shortWAV.path, in: library.native)!
+        defer { media.release() }
+        let before = mel_media_refcount_peek(media.pointer)
         let threads = 4
         let rounds = 40_000
-        let lists = (0..<threads).map { _ in NativePointer(raw: libvlc_media_list_new(library.native.raw)!) }
-        defer { lists.forEach { libvlc_media_list_release($0.raw) } }
+        let lists = (0..<threads).map { _ in NativeMediaList.new(in: library.native)! }
+        defer { lists.forEach { $0.release() } }
         let finished = startThreads(count: threads, timeout: 120, name: "list-add-remove") { index in
-            let list = lists[index].raw
+            let list = lists[index]
             for _ in 0..<rounds {
-                libvlc_media_list_lock(list)
-                libvlc_media_list_add_media(list, media.raw)
-                libvlc_media_list_remove_index(list, 0)
-                libvlc_media_list_unlock(list)
+                list.lock()
+                list.add(media)
+                list.remove(at: 0)
+                list.unlock()
             }
         }
         XCTAssertTrue(finished)
-        XCTAssertEqual(mel_media_refcount_peek(media.raw), before, "counts lost in \(threads * rounds * 2) changes")
+        XCTAssertEqual(mel_media_refcount_peek(media.pointer), before, "counts lost in \(threads * rounds * 2) changes")
     }
 
     /// The input thread's retains and releases (libvlc's `set_state`, at every state change
     /// of a player) racing the program's own on two more threads, while the media plays again
     /// and again.
+    /// Workaround: `MediaReferenceCount` (rule 9 of SendSites.md) — this test fails without it.
     func testInputThreadsRetainsAndReleases_racingTheProgramsOwn_loseNoCount() {
         let library = TestLibrary.shared
-        let media = NativePointer(raw: libvlc_media_new_path(library.native.raw, SharedMedia.shortWAV.path)!)
-        defer { libvlc_media_release(media.raw) }
-        let player = NativePointer(raw: libvlc_media_player_new_from_media(media.raw)!)
-        let before = mel_media_refcount_peek(media.raw)
+        let media = NativeMedia.new(path: SharedMedia.shortWAV.path, in: library.native)!
+        defer { media.release() }
+        let player = NativeMediaPlayer.new(playing: media)!
+        let before = mel_media_refcount_peek(media.pointer)
         let playing = Atomic<Bool>(true)
         let plays = Atomic<Int>(0)
         let finished = startThreads(count: 3, timeout: 120, name: "input-thread-race") { index in
             if index == 0 {
                 for _ in 0..<12 {
-                    libvlc_media_player_play(player.raw)
+                    player.play()
                     _ = waitUntil(5, poll: 0.002) {
-                        let state = libvlc_media_player_get_state(player.raw)
-                        return state == libvlc_Ended || state == libvlc_Error
+                        let state = PlaybackState(native: player.state)
+                        return state == .ended || state == .error
                     }
-                    libvlc_media_player_stop(player.raw)
+                    player.stop()
                     plays.add(1, ordering: .relaxed)
                 }
                 playing.store(false, ordering: .releasing)
@@ -146,40 +148,40 @@ final class MediaReferenceCountTests: XCTestCase {
             }
             while playing.load(ordering: .acquiring) {
                 for _ in 0..<1_000 {
-                    libvlc_media_retain(media.raw)
-                    libvlc_media_release(media.raw)
+                    media.retain()
+                    media.release()
                 }
             }
         }
         XCTAssertTrue(finished)
         XCTAssertEqual(plays.load(ordering: .relaxed), 12)
-        XCTAssertEqual(mel_media_refcount_peek(media.raw), before)
-        libvlc_media_player_release(player.raw)
-        XCTAssertEqual(mel_media_refcount_peek(media.raw), before - 1, "the player's reference")
+        XCTAssertEqual(mel_media_refcount_peek(media.pointer), before)
+        player.release()
+        XCTAssertEqual(mel_media_refcount_peek(media.pointer), before - 1, "the player's reference")
     }
 
     /// The last release still frees the media, exactly once and only then: libvlc sends
     /// `MediaFreed` from its own release, which the atomic release hands the last reference to.
     func testLastRelease_afterRacingRetainsAndReleases_freesTheMediaOnce() {
-        let media = NativePointer(raw: libvlc_media_new_path(TestLibrary.shared.native.raw, SharedMedia.shortWAV.path)!)
+        let media = NativeMedia.new(path: SharedMedia.shortWAV.path, in: TestLibrary.shared.native)!
         let freed = FreedCounter()
         let context = Unmanaged.passRetained(freed)
         defer { context.release() }
-        libvlc_event_attach(
-            libvlc_media_event_manager(media.raw), Int32(libvlc_MediaFreed.rawValue),
+        _ = media.eventManager.attach(
+            Int32(libvlc_MediaFreed.rawValue),
             { _, context in
                 Unmanaged<FreedCounter>.fromOpaque(context!).takeUnretainedValue().count.add(1, ordering: .relaxed)
             }, context.toOpaque())
         let finished = startThreads(count: 4, timeout: 60, name: "retain-release") { _ in
             for _ in 0..<50 {
-                for _ in 0..<200 { libvlc_media_retain(media.raw) }
-                for _ in 0..<200 { libvlc_media_release(media.raw) }
+                for _ in 0..<200 { media.retain() }
+                for _ in 0..<200 { media.release() }
             }
         }
         XCTAssertTrue(finished)
-        XCTAssertEqual(mel_media_refcount_peek(media.raw), 1)
+        XCTAssertEqual(mel_media_refcount_peek(media.pointer), 1)
         XCTAssertEqual(freed.count.load(ordering: .relaxed), 0, "freed while still referenced")
-        libvlc_media_release(media.raw)
+        media.release()
         XCTAssertEqual(freed.count.load(ordering: .relaxed), 1)
     }
 }
@@ -211,8 +213,10 @@ private struct RefcountFixBuild {
         let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../Sources/CLibVLCFixes").standardized
         let directory = try TestMedia.directory(name: "refcount-fix")
-        let host = directory.appendingPathComponent("host.c")
-        try Data(hostSource.utf8).write(to: host)
+        // The program (RefcountFixHost/host.c) loads the object as a process that loads
+        // MediaEvents as a shared library would.
+        let host = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("RefcountFixHost/host.c")
         try compile([
             "-shared", "-fPIC", "-o", directory.appendingPathComponent("libmelfixes.so").path,
             sources.appendingPathComponent("media_refcount.c").path, "-I",
@@ -261,53 +265,4 @@ private struct RefcountFixBuild {
         }
     }
 
-    /// Loads the object (dlopen after libvlc, globally or locally, or linked before libvlc),
-    /// prepares it, and counts one media's references through libvlc's own retain (a list adding
-    /// the media) and through the object's exported retain.
-    private static let hostSource = """
-        #define _GNU_SOURCE
-        #include <dlfcn.h>
-        #include <stdio.h>
-        #include <string.h>
-        #include <vlc/vlc.h>
-
-        int main(int argc, char **argv) {
-            void *fixes = RTLD_DEFAULT;
-        #ifndef LINKED
-            int flags = RTLD_NOW | (strcmp(argv[1], "global") == 0 ? RTLD_GLOBAL : RTLD_LOCAL);
-            fixes = dlopen(argv[2], flags);
-            if (fixes == NULL) { printf("dlopen failed: %s\\n", dlerror()); return 2; }
-        #endif
-            int (*prepare)(void) = (int (*)(void))dlsym(fixes, "mel_media_refcount_prepare");
-            int (*peek)(libvlc_media_t *) = (int (*)(libvlc_media_t *))dlsym(fixes, "mel_media_refcount_peek");
-            int (*bound)(const void *, const char *, const void *) =
-                (int (*)(const void *, const char *, const void *))dlsym(fixes, "mel_object_calls_bound_to");
-            const void *(*replacement)(int) = (const void *(*)(int))dlsym(fixes, "mel_media_refcount_replacement");
-            void (*retain)(libvlc_media_t *) = (void (*)(libvlc_media_t *))dlsym(fixes, "libvlc_media_retain");
-            void (*release)(libvlc_media_t *) = (void (*)(libvlc_media_t *))dlsym(fixes, "libvlc_media_release");
-            if (!prepare || !peek || !bound || !replacement || !retain || !release) { printf("dlsym failed\\n"); return 3; }
-            const char *args[] = {"--quiet", "--intf=dummy", "--aout=adummy", "--vout=dummy"};
-            libvlc_instance_t *vlc = libvlc_new(4, args);
-            if (vlc == NULL) { printf("libvlc_new failed\\n"); return 4; }
-            int mode = prepare();
-            void *libvlc = dlopen("libvlc.so.5", RTLD_LAZY | RTLD_NOLOAD);
-            int is_bound = bound(dlsym(libvlc, "libvlc_media_retain"), "libvlc_media_retain", replacement(0));
-            libvlc_media_t *media = libvlc_media_new_location(vlc, "file:///nonexistent.wav");
-            libvlc_media_list_t *list = libvlc_media_list_new(vlc);
-            libvlc_media_list_lock(list);
-            libvlc_media_list_add_media(list, media);
-            int during = peek(media);
-            libvlc_media_list_remove_index(list, 0);
-            libvlc_media_list_unlock(list);
-            int after = peek(media);
-            retain(media);
-            int retained = peek(media);
-            release(media);
-            printf("mode=%d bound=%d during=%d after=%d retained=%d\\n", mode, is_bound, during, after, retained);
-            libvlc_media_list_release(list);
-            libvlc_media_release(media);
-            libvlc_release(vlc);
-            return 0;
-        }
-        """
 }

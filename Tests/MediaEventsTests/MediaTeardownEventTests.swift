@@ -1,5 +1,6 @@
 import Foundation
 @testable import MediaEvents
+import TestSupport
 import XCTest
 
 /// `.freed` (libvlc's `MediaFreed`, which a wrapper can never receive from libvlc) is sent by

@@ -1,5 +1,6 @@
 import Foundation
 @testable import MediaEvents
+import TestSupport
 import XCTest
 
 /// Playbacks: every start of a media begins one with an id, every event is tagged with the

@@ -1,5 +1,6 @@
 import Foundation
 @testable import MediaEvents
+import TestSupport
 import XCTest
 
 /// The player calls media tools need — tracks, chapters and titles, rate, snapshots, volume,
@@ -130,6 +131,7 @@ final class PlayerCallsTests: XCTestCase {
     /// `titles()` and `chapters()` answer nothing without asking libvlc; the next input's
     /// titles come back. Ten reads from each `EndReached` handler, over rounds of play to the
     /// end and play again, in every configuration.
+    /// Workaround: `TitleReadGate` (rule 15 of SendSites.md) — this test fails without it.
     func testTitlesAndChapters_whenReadFromEndReachedHandler_answerEmptyUntilTheNextInputOpens() async throws {
         // Long enough that the read below (through the control queue) comes while it plays, also
         // on a loaded machine under a sanitizer.
@@ -223,6 +225,7 @@ final class PlayerCallsTests: XCTestCase {
     /// one directory at the same moment, round after round: each call returns the file it
     /// wrote (libvlc names the first player's, the second gives a name; the widths differ),
     /// never the other's. Matched by path, the first player took the second's in most rounds.
+    /// Workaround: `SnapshotCapture` (rule 19 of SendSites.md) — this test fails without it.
     func testSnapshot_whenTwoPlayersWriteIntoOneDirectory_eachReturnsItsOwnFile() async throws {
         let directory = try TestMedia.directory(name: "shared-snapshots")
         for mode in DispatchMode.allCases {

@@ -1,5 +1,6 @@
 import Foundation
 @testable import MediaEvents
+import TestSupport
 import XCTest
 
 /// The playlist player on real libvlc: entries, edits, next/previous, loop, expansion,

@@ -1,5 +1,6 @@
 import Foundation
 @testable import MediaEvents
+import TestSupport
 import XCTest
 
 /// The playlist player under storms of calls on real threads, while entries end by themselves:

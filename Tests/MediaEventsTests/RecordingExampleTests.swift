@@ -6,6 +6,7 @@
 
 import Foundation
 import MediaEvents
+import TestSupport
 import XCTest
 
 /// The app's code under test: plays a queue of media on any player. After a natural end it

@@ -1,5 +1,6 @@
 import Foundation
 import MediaEvents
+import TestSupport
 import XCTest
 
 /// Makes the recordings the example test replays (Tests/MediaEventsTests/Recordings) on real

@@ -1,5 +1,6 @@
 import Foundation
 @testable import MediaEvents
+import TestSupport
 import XCTest
 
 /// Record on real libvlc, write the recording out, read it back, replay it: a subscriber of

@@ -1,6 +1,6 @@
-import CLibVLC
 import Foundation
 @testable import MediaEvents
+import TestSupport
 import XCTest
 
 /// Media whose bytes come from Swift (`libvlc_media_new_callbacks`): played and parsed by the
@@ -151,6 +151,7 @@ final class StreamMediaTests: XCTestCase {
     /// player's queue, every later call of the player and its teardown, until the read gave
     /// up. libvlc now tells the stream (its `cancel()`) when it stops reading, the read
     /// returns, and the stop finishes; `close()` comes after `cancel()`. In each configuration.
+    /// Workaround: `StreamCancellation` (rule 20 of SendSites.md) — this test fails without it.
     func testStop_whenTheStreamsReadWaitsForData_cancelsTheReadAndStops() async throws {
         for mode in DispatchMode.allCases {
             let (configuration, _) = mode.make(label: "stream.stall.stop")
@@ -236,8 +237,8 @@ final class StreamMediaTests: XCTestCase {
             return ThreadProbeStream(bytes, calls)
         }
         // A read-ahead buffer smaller than the media, so that the seek reaches the stream.
-        libvlc_media_add_option(media.native.raw, ":prefetch-buffer-size=16")
-        libvlc_media_add_option(media.native.raw, ":prefetch-read-size=4096")
+        media.native.addOption(":prefetch-buffer-size=16")
+        media.native.addOption(":prefetch-read-size=4096")
         let player = VLCMediaPlayer(
             media: media, library: TestLibrary.shared, configuration: EventsDefaultConfiguration())
         let inputThreads = Recorder<UInt>()

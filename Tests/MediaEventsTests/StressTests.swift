@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Benchmarks) @testable import MediaEvents
+import TestSupport
 import XCTest
 
 /// Races on real threads released together. MediaMetaChanged is sent from inside `setMeta`

@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Benchmarks) @testable import MediaEvents
+import TestSupport
 import XCTest
 
 /// Many subscriptions on one object, cancelled in random order from real threads while

@@ -4,6 +4,8 @@
 import CLibVLC
 import Foundation
 import Glibc
+@testable import MediaEvents
+import TestSupport
 import XCTest
 
 final class SupportTests: XCTestCase {
@@ -202,25 +204,19 @@ final class SupportTests: XCTestCase {
         guard let instance = makeTestVLCInstance() else {
             return XCTFail("libvlc_new failed (is vlc-plugin-base installed?)")
         }
-        defer { libvlc_release(instance) }
+        defer { instance.release() }
         let wav = try TestMedia.wav(seconds: 0.5)
-        guard let media = libvlc_media_new_path(instance, wav.path) else { return XCTFail("media_new_path") }
-        guard let player = libvlc_media_player_new_from_media(media) else {
-            libvlc_media_release(media)
+        guard let media = NativeMedia.new(path: wav.path, in: instance) else { return XCTFail("media_new_path") }
+        guard let player = NativeMediaPlayer.new(playing: media) else {
+            media.release()
             return XCTFail("media_player_new_from_media")
         }
 
         let recorder = RawEventRecorder()
-        XCTAssertTrue(
-            recorder.attach(
-                libvlc_media_player_event_manager(player), tag: 1,
-                types: RawEventRecorder.playerEventTypes))
-        XCTAssertTrue(
-            recorder.attach(
-                libvlc_media_event_manager(media), tag: 2,
-                types: RawEventRecorder.mediaEventTypes))
+        XCTAssertTrue(recorder.attach(player.eventManager, tag: 1, types: RawEventRecorder.playerEventTypes))
+        XCTAssertTrue(recorder.attach(media.eventManager, tag: 2, types: RawEventRecorder.mediaEventTypes))
 
-        XCTAssertEqual(libvlc_media_player_play(player), 0)
+        XCTAssertEqual(player.play(), 0)
         XCTAssertTrue(
             recorder.wait(for: libvlc_MediaPlayerEndReached, timeout: 15),
             "no EndReached; saw \(recorder.names)")
@@ -228,10 +224,10 @@ final class SupportTests: XCTestCase {
         // Never stop/release from a callback thread: this is the test's own thread.
         let objects = UncheckedSendable((player: player, media: media))
         runWithDeadline(10, "stop + release") {
-            libvlc_media_player_stop(objects.value.player)
+            objects.value.player.stop()
             recorder.detachAll()
-            libvlc_media_player_release(objects.value.player)
-            libvlc_media_release(objects.value.media)
+            objects.value.player.release()
+            objects.value.media.release()
         }
 
         let events = recorder.events
@@ -266,24 +262,21 @@ final class SupportTests: XCTestCase {
 
     func testRawRecorderMediaListPayloads() throws {
         guard let instance = makeTestVLCInstance() else { return XCTFail("libvlc_new failed") }
-        defer { libvlc_release(instance) }
-        guard let list = libvlc_media_list_new(instance) else { return XCTFail("media_list_new") }
+        defer { instance.release() }
+        guard let list = NativeMediaList.new(in: instance) else { return XCTFail("media_list_new") }
         let recorder = RawEventRecorder()
-        XCTAssertTrue(
-            recorder.attach(
-                libvlc_media_list_event_manager(list), tag: 7,
-                types: RawEventRecorder.mediaListEventTypes))
+        XCTAssertTrue(recorder.attach(list.eventManager, tag: 7, types: RawEventRecorder.mediaListEventTypes))
         let wav = try TestMedia.wav(seconds: 0.1)
         for _ in 0..<3 {
-            guard let media = libvlc_media_new_path(instance, wav.path) else { return XCTFail("media") }
-            libvlc_media_list_lock(list)
-            XCTAssertEqual(libvlc_media_list_add_media(list, media), 0)
-            libvlc_media_list_unlock(list)
-            libvlc_media_release(media)
+            guard let media = NativeMedia.new(path: wav.path, in: instance) else { return XCTFail("media") }
+            list.lock()
+            XCTAssertEqual(list.add(media), 0)
+            list.unlock()
+            media.release()
         }
         recorder.detachAll()
         recorder.detachAll()  // idempotent: must not double-detach (that would abort)
-        libvlc_media_list_release(list)
+        list.release()
 
         let events = recorder.events
         XCTAssertEqual(
@@ -297,7 +290,7 @@ final class SupportTests: XCTestCase {
 
     func testGeneratedMediaPlayOrFailInLibVLC() throws {
         guard let instance = makeTestVLCInstance() else { return XCTFail("libvlc_new failed") }
-        defer { libvlc_release(instance) }
+        defer { instance.release() }
         let wav = try TestMedia.wav(seconds: 0.3)
         let server = try LocalHTTPServer(serving: wav)
         defer { server.stop() }
@@ -327,7 +320,7 @@ final class SupportTests: XCTestCase {
     /// a directory and a server dying mid-stream end with EndReached (libvlc is lenient).
     func testBrokenInputsTerminate() throws {
         guard let instance = makeTestVLCInstance() else { return XCTFail("libvlc_new failed") }
-        defer { libvlc_release(instance) }
+        defer { instance.release() }
         let wav = try TestMedia.wav(seconds: 1)
         let dying = try LocalHTTPServer(serving: wav, mode: .dieMidStream(afterBytes: 8000))
         defer { dying.stop() }
@@ -351,23 +344,23 @@ final class SupportTests: XCTestCase {
     }
 
     /// Plays `url` to its end or error (10 s limit) and returns the player event names seen.
-    static func play(_ url: URL, instance: OpaquePointer) -> [String] {
+    static func play(_ url: URL, instance: NativeLibrary) -> [String] {
         let media =
             url.isFileURL
-            ? libvlc_media_new_path(instance, url.path)
-            : libvlc_media_new_location(instance, url.absoluteString)
-        guard let media, let player = libvlc_media_player_new_from_media(media) else { return ["<no player>"] }
+            ? NativeMedia.new(path: url.path, in: instance)
+            : NativeMedia.new(location: url.absoluteString, in: instance)
+        guard let media, let player = NativeMediaPlayer.new(playing: media) else { return ["<no player>"] }
         let recorder = RawEventRecorder()
-        recorder.attach(libvlc_media_player_event_manager(player), types: RawEventRecorder.playerEventTypes)
-        _ = libvlc_media_player_play(player)
+        recorder.attach(player.eventManager, types: RawEventRecorder.playerEventTypes)
+        player.play()
         _ = waitUntil(10) {
             let names = recorder.names
             return names.contains("MediaPlayerEndReached") || names.contains("MediaPlayerEncounteredError")
         }
-        libvlc_media_player_stop(player)
+        player.stop()
         recorder.detachAll()
-        libvlc_media_player_release(player)
-        libvlc_media_release(media)
+        player.release()
+        media.release()
         return recorder.names
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import MediaEvents
+import TestSupport
 import XCTest
 
 final class VLCDiscovererTests: XCTestCase {
@@ -67,6 +68,7 @@ final class VLCDiscovererTests: XCTestCase {
     /// libvlccore), and both discoverers' `start` replace a running service (the renderer's
     /// only asserts against it). Here a stop of a stopped discoverer and a start of a running
     /// one change nothing: one Started and one Ended for start, start, stop, stop.
+    /// Workaround: `DiscovererServiceGuard` (rule 18 of SendSites.md) — this test fails without it.
     func testStartAndStop_whenRepeatedOrOutOfOrder_changeNothing() async throws {
         let library = try VLCLibrary()
         let discoverer = try VLCMediaDiscoverer(name: "audio_dir", library: library)

@@ -2,6 +2,7 @@
 
 import Foundation
 @testable import MediaEvents
+import TestSupport
 import XCTest
 
 /// A source that is not libvlc, for what a real object cannot show (a stream of an object

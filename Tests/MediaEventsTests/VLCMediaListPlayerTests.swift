@@ -1,5 +1,6 @@
 import Foundation
 import MediaEvents
+import TestSupport
 import XCTest
 
 final class VLCMediaListPlayerTests: XCTestCase {
@@ -136,6 +137,7 @@ final class VLCMediaListPlayerTests: XCTestCase {
     /// joins an input thread whose EndReached listener waits for the list player's locks. Both
     /// objects' calls run in one order, so none of them waits for the other; many rounds,
     /// each call watched by a deadline.
+    /// Workaround: `AdvanceGate` (rule 16 of SendSites.md) — this test fails without it.
     func testControls_whenListPlayerAndItsPlayerAreDrivenAtOnce_neverDeadlock() throws {
         let library = TestLibrary.shared
         let wav = try TestMedia.wav(seconds: 0.1, name: "tiny.wav")
@@ -247,6 +249,7 @@ final class VLCMediaListPlayerTests: XCTestCase {
     /// after it (the matrix's perturbing run crashed that way, a handler's `play(at:)` queued
     /// before the scenario set the list), and not when another thread sets the list at the
     /// same time. Once the list is set, `play(at:)` plays.
+    /// Workaround: `ListPlayerListGuard` (rule 17 of SendSites.md) — this test fails without it.
     func testPlayAtIndexAndPlayItem_whenNoListYet_changeNothingAndThenPlay() async throws {
         let library = try VLCLibrary()
         for round in 0..<20 {

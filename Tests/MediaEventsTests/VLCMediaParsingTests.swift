@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import MediaEvents
+import TestSupport
 import XCTest
 
 final class VLCMediaParsingTests: XCTestCase {

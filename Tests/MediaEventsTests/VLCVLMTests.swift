@@ -1,5 +1,6 @@
 import Foundation
 @testable import MediaEvents
+import TestSupport
 import XCTest
 
 final class VLCVLMTests: XCTestCase {
@@ -208,7 +209,7 @@ final class VLCVLMTests: XCTestCase {
             let handlerReturned = DispatchSemaphore(value: 0)
             let blockSawHandlerReturn = Recorder<Bool>()
             // The busy queue waits until the handler has returned (at most 20 s).
-            second.sharedVLM.control.async {
+            second.sharedVLM.control.queue.async {
                 blockSawHandlerReturn.record(handlerReturned.wait(timeout: .now() + 20) == .success)
             }
             let vlm = try VLCVLM(library: first, configuration: configuration)

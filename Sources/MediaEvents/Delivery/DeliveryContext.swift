@@ -59,7 +59,7 @@ enum DeliveryContext {
         }
     }
 
-    /// Keeps `work` until the innermost delivery on this thread of an event that `native`
+    /// Keeps `work` until the innermost delivery on this thread of an event that the object at `bits`
     /// sent, with its locks held, has returned; returns `false` (and keeps nothing) when this
     /// thread delivers no such event.
     ///
@@ -67,8 +67,7 @@ enum DeliveryContext {
     /// from the sender's event manager waits for the lock the sending thread holds until the
     /// handler returns, so queued at once it would hold up its queue, and every wait for
     /// teardowns made in the handler, until then.
-    static func afterDelivery(from native: OpaquePointer, _ work: @escaping @Sendable () -> Void) -> Bool {
-        let bits = UInt(bitPattern: UnsafeRawPointer(native))
+    static func afterDelivery(from bits: UInt, _ work: @escaping @Sendable () -> Void) -> Bool {
         var next = pthread_getspecific(key)
         while let raw = next {
             let frame = raw.assumingMemoryBound(to: Frame.self)
@@ -108,11 +107,10 @@ enum DeliveryContext {
         first { $0.isBlocking }
     }
 
-    /// Whether this thread runs a handler of an event that `native` sent, with the locks
+    /// Whether this thread runs a handler of an event that the object at `bits` sent, with the locks
     /// libvlc holds while it sends it.
-    static func isDelivering(from native: OpaquePointer) -> Bool {
-        let bits = UInt(bitPattern: UnsafeRawPointer(native))
-        return first { $0.sender == bits && $0.isBlocking }
+    static func isDelivering(from bits: UInt) -> Bool {
+        first { $0.sender == bits && $0.isBlocking }
     }
 
     /// The handlers whose deliveries run on this thread (their leases are in use until they

@@ -1,10 +1,10 @@
 // Delivery/ — how an event gets from libvlc's callback to a handler, and the guarantees of
-// that trip: the weakly held object and its lease (EventsHandler), where handlers run
-// (EventsConfiguring), the queue marks and their lock-free drain list (QueueMarks), the
-// per-thread delivery frames that waits consult (DeliveryContext), the detour of events libvlc
-// sends with a lock held (LockedSendDetour), MediaEvents' own release, teardown and control
-// queues (ServiceQueues, ControlQueue, PendingWork), and its one lock type (Protected). This
-// is the folder that keeps the release-queue guarantee: no wrapper's last reference, no
+// that trip: the receiver of a source's listeners and its typed hook (SourceListener), the
+// weakly held object and its lease (EventsHandler), where handlers run (EventsConfiguring), the
+// queue marks and their lock-free drain list (QueueMarks), the per-thread delivery frames that
+// waits consult (DeliveryContext), MediaEvents' own release, teardown and control queues
+// (ServiceQueues, ControlQueue, PendingWork), and its lock types (Protected, Waitable). This is
+// the folder that keeps the release-queue guarantee: no wrapper's last reference, no
 // completion and no teardown runs on a libvlc thread. It never calls libvlc (Native/ does)
 // and knows nothing of players or media (Objects/ does).
 
@@ -66,19 +66,11 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     /// The lease's `Unmanaged` bits; written under the state lock while `leaseWord` is 0,
     /// before the store that sets bit 0 publishes it.
     private let leasePointer = Atomic<UInt>(0)
-    /// Something the native callback updates on libvlc's thread before any dispatch (the
-    /// player's cache of time and position), reachable without touching the object.
-    let companion: (any AnyObject & Sendable)?
 
     /// Creates a handler for `object` that dispatches as `configuration` says.
-    public convenience init(object: Object, configuration: any EventsConfiguring) {
-        self.init(object: object, configuration: configuration, companion: nil)
-    }
-
-    init(object: Object, configuration: any EventsConfiguring, companion: (any AnyObject & Sendable)?) {
+    public init(object: Object, configuration: any EventsConfiguring) {
         self.object = object
         self.configuration = configuration
-        self.companion = companion
         queue = configuration.dispatchQueue
         mark = queue.map(QueueIdentity.mark)
         route = queue == nil ? .inline : configuration.isAsync ? .async : .sync
@@ -160,11 +152,12 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
             }
         case .sync:
             let mark = mark.unsafelyUnwrapped
-            if QueueIdentity.isCurrent(mark) {
+            let ranHere: Void? = SyncOntoCurrentQueue().around(mark) {
                 DeliveryContext.with(sender: sender, handler: identity, isBlocking: true) {
                     ref._withUnsafeGuaranteedRef { run($0) }
                 }
-            } else {
+            }
+            if ranHere == nil {
                 mark.syncWaiters.add(1, ordering: .releasing)
                 queue.unsafelyUnwrapped.sync {
                     mark.syncWaiters.subtract(1, ordering: .releasing)
@@ -288,7 +281,8 @@ private final class PendingCall<Object: AnyObject & Sendable>: QueuedDelivery, @
     // @unchecked: as `PendingDelivery`'s.
     let handler: Unmanaged<EventsHandler<Object>>
     let lease: Unmanaged<Object>
-    let body: @Sendable (Object) -> Void
+    /// Dropped before the borrow is returned (see `PendingDelivery.payload`).
+    var body: (@Sendable (Object) -> Void)?
 
     init(
         handler: Unmanaged<EventsHandler<Object>>, lease: Unmanaged<Object>, body: @escaping @Sendable (Object) -> Void
@@ -301,8 +295,9 @@ private final class PendingCall<Object: AnyObject & Sendable>: QueuedDelivery, @
     override func run() {
         let identity = handler._withUnsafeGuaranteedRef { $0.identity }
         DeliveryContext.with(sender: 0, handler: identity, isBlocking: false) {
-            lease._withUnsafeGuaranteedRef { body($0) }
+            lease._withUnsafeGuaranteedRef { body?($0) }
         }
+        body = nil
         // Last: once the borrow is returned the handler may be freed.
         handler._withUnsafeGuaranteedRef { $0.returnLease() }
     }
@@ -313,13 +308,18 @@ private final class PendingCall<Object: AnyObject & Sendable>: QueuedDelivery, @
 private final class PendingDelivery<Object: AnyObject & Sendable, Payload: Sendable>: QueuedDelivery,
     @unchecked Sendable
 {
-    // @unchecked: every stored property is an immutable `let` of a Sendable type; the lease
-    // and the handler are kept alive by the borrow this delivery holds until it has run (the
-    // object, which cannot be freed while its lease is borrowed, is torn down before the
-    // native event table releases the handler).
+    // @unchecked: every stored property is an immutable `let` of a Sendable type but
+    // `payload`, which only the one drain that runs this delivery touches; the lease and the
+    // handler are kept alive by the borrow this delivery holds until it has run (the object,
+    // which cannot be freed while its lease is borrowed, is torn down before the native event
+    // table releases the handler).
     let handler: Unmanaged<EventsHandler<Object>>
     let lease: Unmanaged<Object>
-    let payload: Payload
+    /// Dropped before the borrow is returned: the wrappers a payload holds (a `MediaChanged`
+    /// media) must be let go while the lease still counts as pending work, or a program
+    /// that waited for pending teardowns could exit while their teardown releases the last
+    /// libvlc instance (seen: `libvlc_release` unloading plugins during `exit`).
+    var payload: Payload?
     let deliver: @Sendable (Object, Payload) -> Void
 
     init(
@@ -335,8 +335,9 @@ private final class PendingDelivery<Object: AnyObject & Sendable, Payload: Senda
     override func run() {
         let identity = handler._withUnsafeGuaranteedRef { $0.identity }
         DeliveryContext.with(sender: 0, handler: identity, isBlocking: false) {
-            lease._withUnsafeGuaranteedRef { deliver($0, payload) }
+            lease._withUnsafeGuaranteedRef { deliver($0, payload.unsafelyUnwrapped) }
         }
+        payload = nil
         // Last: once the borrow is returned the handler may be freed.
         handler._withUnsafeGuaranteedRef { $0.returnLease() }
     }

@@ -1,5 +1,3 @@
-import CLibVLC
-
 /// An event of a `VLCMediaDiscoverer`. libvlc 3 sends these only from `start` and `stop`;
 /// what the service finds arrives as events of the discoverer's `mediaList`.
 public enum MediaDiscovererEvent: VLCEvent {
@@ -30,12 +28,4 @@ public enum MediaDiscovererEvent: VLCEvent {
 
     /// libvlc's name of the event (`name`), for example `MediaDiscovererStarted`.
     public var description: String { name }
-
-    init?(native event: libvlc_event_t) {
-        switch event.type {
-        case 0x500: self = .started
-        case 0x501: self = .ended
-        default: return nil
-        }
-    }
 }

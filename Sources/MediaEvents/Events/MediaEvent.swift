@@ -1,5 +1,3 @@
-import CLibVLC
-
 /// An event of a `VLCMedia`.
 public enum MediaEvent: VLCEvent {
     /// Whether this event carries wrappers made for it (see `VLCEvent.holdsWrappers`).
@@ -65,25 +63,6 @@ public enum MediaEvent: VLCEvent {
         case .freed: name
         case .stateChanged(let state): "\(name) state=\(state)"
         case .subItemTreeAdded(let media): "\(name) item=\(media.mrl)"
-        }
-    }
-
-    /// Copies the payload out of libvlc's event; runs inside the callback, where the pointers
-    /// it lends are still valid.
-    init?(native event: libvlc_event_t) {
-        switch event.type {
-        case 0: self = .metaChanged(MetaKey(rawValue: event.u.media_meta_changed.meta_type.rawValue))
-        case 1:
-            guard let child = event.u.media_subitem_added.new_child else { return nil }
-            self = .subItemAdded(VLCMedia(retaining: child))
-        case 2: self = .durationChanged(milliseconds: event.u.media_duration_changed.new_duration)
-        case 3: self = .parsedChanged(ParsedStatus(native: event.u.media_parsed_changed.new_status))
-        case 4: self = .freed
-        case 5: self = .stateChanged(PlaybackState(native: event.u.media_state_changed.new_state))
-        case 6:
-            guard let item = event.u.media_subitemtree_added.item else { return nil }
-            self = .subItemTreeAdded(VLCMedia(retaining: item))
-        default: return nil
         }
     }
 }

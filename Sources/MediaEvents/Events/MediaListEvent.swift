@@ -1,5 +1,3 @@
-import CLibVLC
-
 /// An event of a `VLCMediaList`. The item is the list's media, retained for the event; the
 /// index is its position in the list when libvlc sent the event.
 public enum MediaListEvent: VLCEvent {
@@ -72,30 +70,6 @@ public enum MediaListEvent: VLCEvent {
         switch self {
         case .endReached: name
         default: "\(name) index=\(itemIndex ?? -1) item=\(item?.mrl ?? "")"
-        }
-    }
-
-    /// Retains the item libvlc lends (it is released right after a delete); runs inside the
-    /// callback, where the pointer is still valid.
-    init?(native event: libvlc_event_t) {
-        func item(_ media: OpaquePointer?) -> VLCMedia? { media.map { VLCMedia(retaining: $0) } }
-        switch event.type {
-        case 0x200:
-            guard let media = item(event.u.media_list_item_added.item) else { return nil }
-            self = .itemAdded(media, index: Int(event.u.media_list_item_added.index))
-        case 0x201:
-            guard let media = item(event.u.media_list_will_add_item.item) else { return nil }
-            self = .willAddItem(media, index: Int(event.u.media_list_will_add_item.index))
-        case 0x202:
-            guard let media = item(event.u.media_list_item_deleted.item) else { return nil }
-            self = .itemDeleted(media, index: Int(event.u.media_list_item_deleted.index))
-        case 0x203:
-            guard let media = item(event.u.media_list_will_delete_item.item) else { return nil }
-            self = .willDeleteItem(media, index: Int(event.u.media_list_will_delete_item.index))
-        case 0x204:
-            self = .endReached
-        default:
-            return nil
         }
     }
 }

@@ -1,5 +1,3 @@
-import CLibVLC
-
 /// An event of a `VLCMediaListPlayer`.
 public enum MediaListPlayerEvent: VLCEvent {
     /// Whether this event carries wrappers made for it (see `VLCEvent.holdsWrappers`).
@@ -43,18 +41,6 @@ public enum MediaListPlayerEvent: VLCEvent {
         switch self {
         case .nextItemSet(let media): "\(name) item=\(media.mrl)"
         default: name
-        }
-    }
-
-    /// Retains the item libvlc lends for the callback only.
-    init?(native event: libvlc_event_t) {
-        switch event.type {
-        case 0x400: self = .played
-        case 0x401:
-            guard let item = event.u.media_list_player_next_item_set.item else { return nil }
-            self = .nextItemSet(VLCMedia(retaining: item))
-        case 0x402: self = .stopped
-        default: return nil
         }
     }
 }

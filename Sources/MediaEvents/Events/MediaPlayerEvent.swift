@@ -1,5 +1,3 @@
-import CLibVLC
-
 /// An event of a `VLCMediaPlayer`. Times and lengths are in milliseconds.
 public enum MediaPlayerEvent: VLCEvent {
     /// Whether this event carries wrappers made for it (see `VLCEvent.holdsWrappers`).
@@ -148,50 +146,6 @@ public enum MediaPlayerEvent: VLCEvent {
         case .audioDevice(let device): "\(name) device=\(device ?? "default")"
         case .chapterChanged(let chapter): "\(name) chapter=\(chapter)"
         default: name
-        }
-    }
-
-    /// Copies the payload out of libvlc's event; runs inside the callback, where the strings
-    /// and media it lends are still valid.
-    init?(native event: libvlc_event_t) {
-        let u = event.u
-        switch event.type - 0x100 {
-        case 0: self = .mediaChanged(u.media_player_media_changed.new_media.map { VLCMedia(retaining: $0) })
-        case 1: self = .nothingSpecial
-        case 2: self = .opening
-        case 3: self = .buffering(percent: u.media_player_buffering.new_cache)
-        case 4: self = .playing
-        case 5: self = .paused
-        case 6: self = .stopped
-        case 7: self = .forward
-        case 8: self = .backward
-        case 9: self = .endReached
-        case 10: self = .encounteredError
-        case 11: self = .timeChanged(milliseconds: u.media_player_time_changed.new_time)
-        case 12: self = .positionChanged(u.media_player_position_changed.new_position)
-        case 13: self = .seekableChanged(u.media_player_seekable_changed.new_seekable != 0)
-        case 14: self = .pausableChanged(u.media_player_pausable_changed.new_pausable != 0)
-        case 15: self = .titleChanged(Int(u.media_player_title_changed.new_title))
-        case 16:
-            self = .snapshotTaken(path: u.media_player_snapshot_taken.psz_filename.map { String(cString: $0) } ?? "")
-        case 17: self = .lengthChanged(milliseconds: u.media_player_length_changed.new_length)
-        case 18: self = .voutChanged(count: Int(u.media_player_vout.new_count))
-        case 19: self = .scrambledChanged(u.media_player_scrambled_changed.new_scrambled != 0)
-        case 20, 21, 22:
-            let type = TrackType(native: u.media_player_es_changed.i_type.rawValue)
-            let id = Int(u.media_player_es_changed.i_id)
-            self =
-                event.type - 0x100 == 20
-                ? .esAdded(type: type, id: id)
-                : event.type - 0x100 == 21 ? .esDeleted(type: type, id: id) : .esSelected(type: type, id: id)
-        case 23: self = .corked
-        case 24: self = .uncorked
-        case 25: self = .muted
-        case 26: self = .unmuted
-        case 27: self = .audioVolume(u.media_player_audio_volume.volume)
-        case 28: self = .audioDevice(u.media_player_audio_device.device.map { String(cString: $0) })
-        case 29: self = .chapterChanged(Int(u.media_player_chapter_changed.new_chapter))
-        default: return nil
         }
     }
 }

@@ -1,10 +1,8 @@
-import CLibVLC
-
 /// A renderer (for example a Chromecast) found by a `VLCRendererDiscoverer`; holds its
 /// libvlc item for as long as it exists (a replayed renderer has none).
 public final class VLCRendererItem: Sendable {
     /// The libvlc item; `nil` for a renderer a replay made from a recording.
-    let native: NativePointer?
+    let native: NativeRendererItem?
     /// The renderer's name, for example "Living Room TV".
     public let name: String
     /// Its type, for example "chromecast".
@@ -17,14 +15,12 @@ public final class VLCRendererItem: Sendable {
     public let canVideo: Bool
 
     /// Holds `item` (libvlc lends it for the callback only) and copies its fields.
-    init(holding item: OpaquePointer) {
-        native = NativePointer(raw: libvlc_renderer_item_hold(item))
-        name = String(cString: libvlc_renderer_item_name(item))
-        type = String(cString: libvlc_renderer_item_type(item))
-        iconURI = libvlc_renderer_item_icon_uri(item).map { String(cString: $0) }
-        let flags = libvlc_renderer_item_flags(item)
-        canAudio = flags & LIBVLC_RENDERER_CAN_AUDIO != 0
-        canVideo = flags & LIBVLC_RENDERER_CAN_VIDEO != 0
+    init(holding item: NativeRendererItem) {
+        native = item.hold()
+        name = item.name
+        type = item.type
+        iconURI = item.iconURI
+        (canAudio, canVideo) = item.capabilities
     }
 
     /// A renderer as a recording describes it, with no libvlc item (libvlc has no call that
@@ -40,7 +36,7 @@ public final class VLCRendererItem: Sendable {
 
     // Dropping a reference never blocks or calls back.
     deinit {
-        if let native { libvlc_renderer_item_release(native.raw) }
+        native?.release()
     }
 }
 
@@ -83,18 +79,4 @@ public enum RendererDiscovererEvent: VLCEvent {
 
     /// libvlc's name of the event, then the renderer's name and type.
     public var description: String { "\(name) item=\(item.name) (\(item.type))" }
-
-    /// Holds the item inside the callback, as libvlc requires for keeping it.
-    init?(native event: libvlc_event_t) {
-        switch event.type {
-        case 0x502:
-            guard let item = event.u.renderer_discoverer_item_added.item else { return nil }
-            self = .itemAdded(VLCRendererItem(holding: item))
-        case 0x503:
-            guard let item = event.u.renderer_discoverer_item_deleted.item else { return nil }
-            self = .itemDeleted(VLCRendererItem(holding: item))
-        default:
-            return nil
-        }
-    }
 }

@@ -1,8 +1,7 @@
 // Events/ — the typed events: one enum per libvlc source, one case per libvlc 3.0 event type,
-// payloads copied or retained inside the callback, and `VLCEvent`/`VLCEventKind` (names from
-// libvlc, kind masks, progress kinds). Pure values: nothing here keeps state or queues work.
-
-import CLibVLC
+// and `VLCEvent`/`VLCEventKind` (names from libvlc, kind masks, progress kinds). Pure values:
+// nothing here keeps state or queues work. Making one from a `libvlc_event_t` (copying or
+// retaining the payload inside the callback) is Native/'s (NativeEvents).
 
 /// A typed libvlc event: one case per libvlc event type, with its payload copied or retained.
 public protocol VLCEvent: Sendable, CustomStringConvertible {
@@ -79,10 +78,8 @@ enum EventNames {
             0x400...0x410, 0x500...0x510, 0x600...0x610,
         ]
         for type in ranges.joined() {
-            if let cName = libvlc_event_type_name(type) {
-                let name = String(cString: cName)
-                if name != "Unknown Event" { table[type] = name }
-            }
+            let name = NativeLibrary.eventTypeName(type)
+            if name != "Unknown Event" { table[type] = name }
         }
         return table
     }()

@@ -1,5 +1,3 @@
-import CLibVLC
-
 /// An event of the VLM (VideoLAN Manager): a broadcast or VOD media was added, changed or
 /// removed, or one of its instances started, stopped or changed state.
 public struct VLMEvent: VLCEvent, Equatable {
@@ -57,15 +55,5 @@ public struct VLMEvent: VLCEvent, Equatable {
         if let mediaName { text += " media=\(mediaName)" }
         if let instanceName { text += " instance=\(instanceName)" }
         return text
-    }
-
-    /// Copies the names libvlc lends for the callback only.
-    init?(native event: libvlc_event_t) {
-        guard event.type >= 0x600, let kind = Kind(rawValue: Int(event.type - 0x600)) else { return nil }
-        let payload = event.u.vlm_media_event
-        self.init(
-            kind: kind,
-            mediaName: payload.psz_media_name.map { String(cString: $0) },
-            instanceName: payload.psz_instance_name.map { String(cString: $0) })
     }
 }

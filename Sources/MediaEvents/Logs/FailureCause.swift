@@ -1,4 +1,3 @@
-import CLibVLC
 import Dispatch
 
 /// Why one input of a player failed: the error messages libvlc logged for it, and the error
@@ -72,8 +71,8 @@ public struct PlaybackEnd: VLCEvent, Hashable {
         /// The player event type this end stands for.
         public var nativeType: Int32 {
             switch self {
-            case .endReached: Int32(libvlc_MediaPlayerEndReached.rawValue)
-            case .encounteredError: Int32(libvlc_MediaPlayerEncounteredError.rawValue)
+            case .endReached: MediaPlayerEvent.Kind.endReached.nativeType
+            case .encounteredError: MediaPlayerEvent.Kind.encounteredError.nativeType
             }
         }
 
@@ -154,15 +153,13 @@ public final class FailureCauseRecorder: VLCEventSource {
         // made in such a handler would wait for itself.
         self.player = player
         logs.startCapturing()
-        let handler = EventsHandler(object: self, configuration: configuration, companion: tracker)
-        let table: @Sendable (OpaquePointer) -> NativeEventTable = { player in
+        let listener = RecorderListener(
+            handler: EventsHandler(object: self, configuration: configuration), tracker: tracker)
+        let table: @Sendable (NativeMediaPlayer) -> NativeEventTable = { player in
             NativeEventTable(
-                manager: libvlc_media_player_event_manager(player),
-                types: [
-                    libvlc_MediaPlayerOpening, libvlc_MediaPlayerStopped, libvlc_MediaPlayerEndReached,
-                    libvlc_MediaPlayerEncounteredError,
-                ].map { Int32($0.rawValue) },
-                callback: recorderCallback, handler: handler)
+                manager: player.eventManager,
+                types: [MediaPlayerEvent.Kind.opening, .stopped, .endReached, .encounteredError].map(\.nativeType),
+                callback: recorderCallback, receiver: listener)
         }
         // At once: the next Opening must be seen whether or not anyone subscribed yet. Except
         // where attaching could wait for its own caller (inside a handler, or on a queue a
@@ -170,12 +167,12 @@ public final class FailureCauseRecorder: VLCEventSource {
         // lock): there it is done on the teardown queue, and recording starts with the first
         // input that opens after it. A player made in a handler whose native player is not
         // created yet: right after it is, on its control queue, before any of its calls.
-        guard let native = player.native.raw else {
+        guard let native = player.native.current else {
             let eventHub = eventHub
             player.control.perform { player in _ = eventHub.bindLate(table(player)) }
             return
         }
-        if DeliveryContext.isInDelivery || QueueIdentity.isOnSyncDeliveryQueue {
+        if DeferredFromHandlers.mustDefer {
             let table = table(native)
             eventHub.bind(table, attachNow: false)
             ServiceQueues.pendingTeardowns.async(on: ServiceQueues.teardown) { table.attachIfNeeded() }
@@ -200,12 +197,8 @@ public final class FailureCauseRecorder: VLCEventSource {
         }
         // Dropped in a handler of the player's events: the detach waits for the event lock
         // this thread holds until the handler returns.
-        if let table, table.isAttached, let sender = player.native.raw,
-            DeliveryContext.afterDelivery(from: sender, tearDown)
-        {
-            return
-        }
-        tearDown()
+        TeardownAfterSenderHandler().run(
+            tearDown, listeningTo: player.native.current?.address, isAttached: table?.isAttached == true)
     }
 }
 
@@ -263,23 +256,30 @@ final class InputTracker: Sendable {
     }
 }
 
-private let recorderCallback: libvlc_callback_t = { event, userData in
-    guard let event, let userData else { return }
-    // Borrowed without a retain: the native event table holds the handler until detached.
-    Unmanaged<EventsHandler<FailureCauseRecorder>>.fromOpaque(userData)._withUnsafeGuaranteedRef { handler in
-        let tracker = unsafeDowncast(handler.companion.unsafelyUnwrapped, to: InputTracker.self)
+/// The receiver of a recorder's listeners (the player's `Opening`, `Stopped`, `EndReached` and
+/// `EncounteredError`): follows the input's thread and delivers each end with its cause.
+final class RecorderListener: NativeEventReceiver {
+    private let handler: EventsHandler<FailureCauseRecorder>
+    private let tracker: InputTracker
+
+    init(handler: EventsHandler<FailureCauseRecorder>, tracker: InputTracker) {
+        self.handler = handler
+        self.tracker = tracker
+    }
+
+    func receive(_ event: consuming MediaPlayerEvent, sender: UInt) {
         let kind: PlaybackEnd.Kind
-        switch UInt32(bitPattern: event.pointee.type) {
-        case libvlc_MediaPlayerOpening.rawValue:
+        switch event.kind {
+        case .opening:
             tracker.inputOpening(on: currentThread())
             return
-        case libvlc_MediaPlayerStopped.rawValue:
+        case .stopped:
             // Sent from the input's thread or from inside stop() on the control queue; either
             // way the input thread is finished (or about to be) and its identity may be reused.
             tracker.inputGone()
             return
-        case libvlc_MediaPlayerEndReached.rawValue: kind = .endReached
-        case libvlc_MediaPlayerEncounteredError.rawValue: kind = .encounteredError
+        case .endReached: kind = .endReached
+        case .encounteredError: kind = .encounteredError
         default: return
         }
         let thread = currentThread()
@@ -296,3 +296,5 @@ private let recorderCallback: libvlc_callback_t = { event, userData in
         handler.handle(end, sender: 0) { recorder, end in recorder.eventHub.publish(end) }
     }
 }
+
+private let recorderCallback: NativeCallback = { NativeEvents.forward($0, $1, to: RecorderListener.self) }

@@ -1,5 +1,3 @@
-import CLibVLCLog
-
 /// How severe a libvlc log message is (`libvlc_log_level`), from `debug` to `error`.
 public enum LogLevel: Int, VLCEventKind, Comparable {
     /// Details for debugging libvlc (most messages).
@@ -102,22 +100,6 @@ public struct LogMessage: VLCEvent, Hashable {
         self.objectType = objectType
         self.objectHeader = objectHeader
         self.objectID = objectID
-        self.threadID = threadID
-    }
-
-    /// Copies the lent message; runs inside libvlc's log callback.
-    init(native message: mel_log_message_t, threadID: UInt) {
-        level = LogLevel(libvlcLevel: message.level)
-        text =
-            message.text.map {
-                String(decoding: UnsafeRawBufferPointer(start: $0, count: message.text_length), as: UTF8.self)
-            } ?? ""
-        module = message.module.map { String(cString: $0) }
-        file = message.file.map { String(cString: $0) }
-        line = message.line == 0 ? nil : Int(message.line)
-        objectType = message.object_type.map { String(cString: $0) } ?? "generic"
-        objectHeader = message.object_header.map { String(cString: $0) }
-        objectID = UInt(message.object_id)
         self.threadID = threadID
     }
 

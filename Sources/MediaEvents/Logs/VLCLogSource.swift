@@ -1,9 +1,8 @@
 // Logs/ — libvlc's log as an event source (one C logger per library, installed once and
 // unset once on a MediaEvents queue), its messages, and the cause of a failure recorded from
-// them. The C side (the va_list callback) is the CLibVLCLog target.
+// them. The C logger and its set/unset pair are Native/'s NativeLogger (the va_list callback is
+// the CLibVLCLog target).
 
-import CLibVLC
-import CLibVLCLog
 import Dispatch
 import Glibc
 import Synchronization
@@ -37,10 +36,13 @@ public final class VLCLogSource: Sendable {
     let native: NativeLogger
     private let listeners = Protected(LogListenerRegistry())
 
-    init(instance: OpaquePointer, configuration: any EventsConfiguring) {
+    init(instance: NativeLibrary, configuration: any EventsConfiguring) {
         self.configuration = configuration
         router = LogRouter()
-        native = NativeLogger(instance: instance, router: router)
+        // The router is retained by this object, which outlives every callback (the logger is
+        // freed only after the unset).
+        native = NativeLogger(
+            instance: instance, callback: logDeliver, context: Unmanaged.passUnretained(router).toOpaque())
         router.bind(EventsHandler(object: self, configuration: configuration))
     }
 
@@ -136,12 +138,12 @@ public final class VLCLogSource: Sendable {
     /// thread, as libvlc would but without libvlc's own cost: what the benchmark measures.
     @_spi(Benchmarks)
     public func _logThroughCallback(_ level: LogLevel, _ text: UnsafePointer<CChar>) {
-        mel_logger_log_text_for_testing(native.logger.raw, level.libvlcLevel, text)
+        native.logThroughCallback(level: level.libvlcLevel, text)
     }
 
     /// The levels formatted now (someone listens at them), for tests and diagnostics.
     var formattedLevels: Set<LogLevel> {
-        let mask = mel_logger_mask(native.logger.raw)
+        let mask = native.mask
         return Set(LogLevel.allCases.filter { mask & (1 << UInt32($0.libvlcLevel)) != 0 })
     }
 
@@ -221,7 +223,7 @@ struct LogListenerRegistry {
         }
         router.isCapturing.store(capturers > 0, ordering: .relaxed)
         if capturers > 0 { mask |= 1 << UInt32(LogLevel.error.libvlcLevel) }
-        mel_logger_set_mask(native.logger.raw, mask)
+        native.setMask(mask)
     }
 }
 
@@ -243,12 +245,12 @@ final class LogRouter: @unchecked Sendable {
         self.handler = handler
     }
 
-    func deliver(_ native: mel_log_message_t) {
-        let level = LogLevel(libvlcLevel: native.level)
+    func deliver(_ native: NativeLogMessage) {
+        let level = native.level
         let publish = publishedLevels.load(ordering: .relaxed) & (1 << UInt8(level.index)) != 0
         let capture = level == .error && isCapturing.load(ordering: .relaxed)
         guard publish || capture else { return }
-        let message = LogMessage(native: native, threadID: currentThread())
+        let message = native.copy(threadID: currentThread())
         if capture {
             // The tracker is called after unlocking; it only appends under its own lock.
             inputs.withLock { $0[message.threadID]?.tracker }?.record(message)
@@ -283,100 +285,8 @@ struct WeakInputTracker {
 /// The calling thread's identity (`pthread_self()`).
 func currentThread() -> UInt { UInt(pthread_self()) }
 
-/// The C logger of one libvlc instance and its one `libvlc_log_set` / `libvlc_log_unset`
-/// pair: the phase is an atomic state machine, so "exactly once" is a transition and no lock
-/// is held while libvlc runs.
-final class NativeLogger: Sendable {
-    private enum Phase: Int {
-        case idle, installing, installed, ended
-    }
-
-    /// A reference of its own (`libvlc_retain`): the log outlives the `VLCLibrary` wrapper
-    /// until it is unset, so the instance must too.
-    private let instance: NativePointer
-    /// The C `mel_logger_t`; freed after the unset has returned.
-    let logger: NativePointer
-    private let router: LogRouter
-    private let phase = Atomic<Int>(Phase.idle.rawValue)
-    /// Identifies this logger in `finishedCounts`.
-    let id: Int
-
-    private static let nextID = Atomic<Int>(1)
-    /// `libvlc_log_set` and `libvlc_log_unset` calls of each logger torn down, by `id`: the
-    /// test hook for "exactly once per instance".
-    static let finishedCounts = Protected<[Int: (sets: Int, unsets: Int)]>([:])
-
-    init(instance: OpaquePointer, router: LogRouter) {
-        libvlc_retain(instance)
-        self.instance = NativePointer(raw: instance)
-        self.router = router
-        // The router is retained by this object, which outlives every callback (it frees the
-        // C logger only after the unset).
-        guard let logger = mel_logger_create(logDeliver, Unmanaged.passUnretained(router).toOpaque()) else {
-            preconditionFailure("mel_logger_create: out of memory")
-        }
-        self.logger = NativePointer(raw: logger)
-        id = Self.nextID.wrappingAdd(1, ordering: .relaxed).oldValue
-    }
-
-    /// Calls `libvlc_log_set` unless that was done already.
-    ///
-    /// A caller that races the first install does not wait for it: libvlc logs from inside
-    /// `libvlc_log_set` (its version banner), and a handler of that banner running on a
-    /// synchronous queue may subscribe while the installing thread waits for that queue. Such
-    /// a caller may miss the messages logged before the install takes effect (once per
-    /// instance, a matter of microseconds).
-    func installIfNeeded() {
-        guard
-            phase.compareExchange(
-                expected: Phase.idle.rawValue, desired: Phase.installing.rawValue,
-                ordering: .acquiringAndReleasing
-            ).exchanged
-        else { return }
-        mel_logger_install(logger.raw, instance.raw)
-        phase.store(Phase.installed.rawValue, ordering: .releasing)
-    }
-
-    /// Ends a logger that was never installed: releases at once and returns `true`.
-    func endIfNeverInstalled() -> Bool {
-        guard
-            phase.compareExchange(
-                expected: Phase.idle.rawValue, desired: Phase.ended.rawValue,
-                ordering: .acquiringAndReleasing
-            ).exchanged
-        else { return false }
-        finish(unset: false)
-        return true
-    }
-
-    /// Unsets the callback (waits for running ones), then releases. Runs on a MediaEvents
-    /// queue, never on a libvlc thread.
-    func tearDown() {
-        while true {
-            let current = phase.load(ordering: .acquiring)
-            if current == Phase.ended.rawValue { return }
-            if current == Phase.installing.rawValue { sched_yield(); continue }
-            if phase.compareExchange(
-                expected: current, desired: Phase.ended.rawValue,
-                ordering: .acquiringAndReleasing
-            ).exchanged {
-                finish(unset: current == Phase.installed.rawValue)
-                return
-            }
-        }
-    }
-
-    private func finish(unset: Bool) {
-        if unset { mel_logger_uninstall(logger.raw, instance.raw) }
-        let counts = (sets: Int(mel_logger_set_count(logger.raw)), unsets: Int(mel_logger_unset_count(logger.raw)))
-        Self.finishedCounts.withLock { $0[id] = counts }
-        libvlc_release(instance.raw)
-        mel_logger_destroy(logger.raw)
-    }
-}
-
-private let logDeliver: mel_log_deliver_fn = { context, message in
+private let logDeliver: NativeLogger.Callback = { context, message in
     guard let context, let message else { return }
     // Borrowed without a retain: the NativeLogger holds the router until the C logger is freed.
-    Unmanaged<LogRouter>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.deliver(message.pointee) }
+    Unmanaged<LogRouter>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.deliver(NativeLogMessage(message)) }
 }

@@ -1,12 +1,10 @@
-// Objects/ — the wrappers users hold: the library, media (also from Swift bytes), players
-// (with the caches their getters read), lists, list players, discoverers and the VLM. Each
-// builds its Native/ table, queues every blocking libvlc call on its control queue, and hands
-// its teardown to Delivery/'s queues; none calls `libvlc_event_*` itself.
+// Objects/ — the wrappers users hold: the library, media (also from Swift bytes), players,
+// lists, list players, discoverers and the VLM. Each builds its Native/ table with its
+// receiver, queues every blocking libvlc call on its control queue (one `ControlCall` for each
+// `x`/`xAndWait` pair), runs the Workarounds/ its calls need, and hands its teardown to
+// Delivery/'s queues; none calls libvlc itself (Native/ does).
 
-import CLibVLC
-import CLibVLCFixes
 import Dispatch
-import Glibc
 
 /// A libvlc instance. Create one per process and share it between players and media.
 public final class VLCLibrary: Sendable {
@@ -32,11 +30,11 @@ public final class VLCLibrary: Sendable {
         set { sharedConfiguration.withLock { $0 = newValue } }
     }
 
-    let native: NativePointer
+    let native: NativeLibrary
     /// The arguments libvlc was started with.
     public let arguments: [String]
     /// The instance's one VLM, opened by the first `VLCVLM` of this library.
-    let sharedVLM = SharedVLM()
+    let sharedVLM: SharedVLM
     /// libvlc's log messages: subscribe with `logs.observe(minimumLevel:…)` or
     /// `logs.events(minimumLevel:…)`; `FailureCauseRecorder` ties error messages to a
     /// player's failures.
@@ -54,22 +52,14 @@ public final class VLCLibrary: Sendable {
         arguments: [String] = VLCLibrary.headlessArguments,
         logsConfiguration: (any EventsConfiguring)? = nil
     ) throws {
-        // Settled here, on the caller's thread, rather than by the first retain, which may be
-        // libvlc's inside a callback.
-        _ = mel_media_refcount_prepare()
-        var cStrings = arguments.map { strdup($0) }
-        defer { cStrings.forEach { free($0) } }
-        let instance = cStrings.withUnsafeMutableBufferPointer { buffer in
-            buffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { argv in
-                libvlc_new(Int32(arguments.count), argv.baseAddress)
-            }
-        }
-        guard let instance else {
+        let created = MediaReferenceCount().around { NativeLibrary.new(arguments: arguments) }
+        guard let instance = created.flatMap({ $0 }) else {
             throw VLCError.libraryInitializationFailed(
                 arguments: arguments,
                 reason: VLCError.lastMessage(or: "libvlc_new returned NULL (unknown option or missing plugins?)"))
         }
-        native = NativePointer(raw: instance)
+        native = instance
+        sharedVLM = SharedVLM(NativeVLM(of: instance))
         self.arguments = arguments
         logs = VLCLogSource(
             instance: instance, configuration: logsConfiguration ?? VLCLibrary.sharedEventsConfiguration)
@@ -122,16 +112,14 @@ public final class VLCLibrary: Sendable {
     /// binds those calls to itself (built with `-Bsymbolic-functions`), or when the
     /// environment sets `MEDIAEVENTS_ATOMIC_MEDIA_REFCOUNT=0`: libvlc's own functions then run
     /// unchanged, for every caller. None of these cases stops the process.
-    public static var mediaReferenceCountIsAtomic: Bool {
-        mel_media_refcount_prepare() == MEL_MEDIA_REFCOUNT_ATOMIC
-    }
+    public static var mediaReferenceCountIsAtomic: Bool { MediaReferenceCount.isAtomic }
 
     /// The libvlc version string, for example "3.0.24 Vetinari".
-    public static var version: String { String(cString: libvlc_get_version()) }
+    public static var version: String { NativeLibrary.version }
 
     deinit {
         // Not the last reference once the log callback was installed: `logs` holds its own
         // until it has unset the callback on a MediaEvents queue.
-        libvlc_release(native.raw)
+        native.release()
     }
 }

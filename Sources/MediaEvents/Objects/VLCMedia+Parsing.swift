@@ -1,4 +1,3 @@
-import CLibVLC
 import Dispatch
 
 /// What libvlc may do to parse a media (`libvlc_media_parse_flag_t`).
@@ -34,8 +33,7 @@ extension VLCMedia {
     ///     least one millisecond.
     /// - Throws: `VLCError.parseFailed` when libvlc refuses to start.
     public func startParsing(options: ParseOptions = .local, timeout: Duration? = nil) throws {
-        let status = libvlc_media_parse_with_options(
-            native.raw, libvlc_media_parse_flag_t(rawValue: UInt32(options.rawValue)), Self.milliseconds(timeout))
+        let status = native.parse(flags: options.rawValue, timeout: Self.milliseconds(timeout))
         if status != 0 {
             throw VLCError.parseFailed(mrl: mrl, status: VLCError.lastMessage(or: "libvlc refused to parse"))
         }
@@ -45,7 +43,7 @@ extension VLCMedia {
     /// control queue and returns at once: libvlc's stop waits for the preparser task, which
     /// may be the very thread running a handler of this media's parse events.
     public func stopParsing() {
-        control.perform { libvlc_media_parse_stop($0) }
+        control.perform { $0.stopParsing() }
     }
 
     /// Parses the media and returns how parsing ended.
@@ -126,10 +124,10 @@ extension VLCMedia {
     /// wrapper that asks makes it, with its own configuration, and the others answer with it.
     public var subItemList: VLCMediaList {
         sharedSubItemList {
-            guard let list = libvlc_media_subitems(native.raw) else {
+            guard let list = native.subItems else {
                 preconditionFailure("libvlc_media_subitems failed: \(VLCError.lastMessage(or: "out of memory"))")
             }
-            return SubItemLists.wrapper(of: list) { VLCMediaList(adopting: list, configuration: configuration) }
+            return SubItemListLock.wrapper(of: list) { VLCMediaList(adopting: list, configuration: configuration) }
         }
     }
 
@@ -170,44 +168,5 @@ private final class ParseWaiter: Sendable {
             }
             if let result { continuation.resume(with: result) }
         }
-    }
-}
-
-/// The wrapper of each media's sub-item list, one per native list while it lives.
-///
-/// Making a list wrapper takes libvlc's list lock (to copy the items and attach at one
-/// moment). libvlc's preparser adds sub-items holding that lock, and while it holds it sends
-/// the list's item events, waiting for a synchronous configuration's queue to deliver them to
-/// the wrapper that exists. A second wrapper of the media made on that queue (a handler of
-/// any object reading `subItems` of a `MediaChanged` payload) would take the lock again: the
-/// queue and the preparser would wait for each other. With one wrapper per list, a second one
-/// is made only when none exists, and then no delivery of that list can be waiting.
-enum SubItemLists {
-    private struct Entry: Sendable {
-        weak var list: VLCMediaList?
-    }
-
-    private static let wrappers = Protected<[UInt: Entry]>([:])
-
-    /// The wrapper of `list` (one reference of which the caller hands over), made by `make`
-    /// when none is alive.
-    static func wrapper(of list: OpaquePointer, make: () -> VLCMediaList) -> VLCMediaList {
-        let key = UInt(bitPattern: UnsafeRawPointer(list))
-        if let existing = wrappers.withLock({ $0[key]?.list }) {
-            // Not the last reference: `existing` holds one. Only the reference count's own
-            // lock is taken.
-            libvlc_media_list_release(list)
-            return existing
-        }
-        let made = make()
-        let kept = wrappers.withLock { wrappers -> VLCMediaList in
-            if let raced = wrappers[key]?.list { return raced }
-            wrappers = wrappers.filter { $0.value.list != nil }
-            wrappers[key] = Entry(list: made)
-            return made
-        }
-        // A wrapper another thread made meanwhile wins; this one goes, outside the lock (its
-        // teardown is queued, whatever thread this is).
-        return kept
     }
 }

@@ -1,6 +1,4 @@
-import CLibVLC
 import Foundation
-import Glibc
 
 /// The bytes of one opening of a media made with `VLCMedia(library:open:)`.
 ///
@@ -98,9 +96,9 @@ extension VLCMedia {
     ) {
         let source = Unmanaged.passRetained(StreamSource(open: open)).toOpaque()
         guard
-            let media = libvlc_media_new_callbacks(
-                library.native.raw, streamOpen, streamRead, streamSeek,
-                streamClose, source)
+            let media = NativeMedia.new(
+                in: library.native, open: streamOpen, read: streamRead, seek: streamSeek, close: streamClose,
+                opaque: source)
         else {
             Unmanaged<StreamSource>.fromOpaque(source).release()
             preconditionFailure("libvlc_media_new_callbacks failed: \(VLCError.lastMessage(or: "out of memory"))")
@@ -109,7 +107,7 @@ extension VLCMedia {
         // libvlc sends MediaFreed once it is done with the media, after cancelling and waiting
         // for its parse and after every player let it go (each closes its input first): the
         // source's reference is dropped then. This listener is never detached.
-        attachUntilFreed(media, streamFreed, source)
+        media.attachUntilFreed(streamFreed, source)
         self.init(adopting: media, configuration: configuration, attachNow: true)
     }
 
@@ -121,7 +119,7 @@ extension VLCMedia {
     /// for a media played to its end) and a failed `open` an `EncounteredError`, and keeps
     /// neither error: this is where it is. The same for every wrapper of the media.
     public var streamFailure: VLCStreamFailure? {
-        StreamSource.source(of: native.raw)?.lastFailure.withLock { $0 }
+        StreamSource.source(of: native)?.lastFailure.withLock { $0 }
     }
 
     /// A media over `data` in memory.
@@ -145,13 +143,13 @@ final class StreamSource: Sendable {
     /// (a `MediaChanged` payload, a list item) reads the same `streamFailure`.
     private static let sources = Protected<[UInt: StreamSource]>([:])
 
-    static func source(of media: OpaquePointer) -> StreamSource? {
-        let key = UInt(bitPattern: UnsafeRawPointer(media))
+    static func source(of media: NativeMedia) -> StreamSource? {
+        let key = media.address
         return sources.withLock { $0[key] }
     }
 
-    func belongs(to media: OpaquePointer) {
-        let key = UInt(bitPattern: UnsafeRawPointer(media))
+    func belongs(to media: NativeMedia) {
+        let key = media.address
         self.media.withLock { $0 = key }
         Self.sources.withLock { $0[key] = self }
     }
@@ -198,7 +196,7 @@ enum StreamFailures {
 /// One opening's stream, owned by libvlc from `open` to `close`. Only libvlc's threads for this
 /// opening use `stream` (one call at a time, see `VLCMediaStream`), except `cancel()`, which
 /// `interrupted()` schedules and `closing()` waits for.
-private final class OpenStream: @unchecked Sendable {
+final class OpenStream: @unchecked Sendable {
     // @unchecked: `stream` is used by one libvlc thread at a time (libvlc orders the calls),
     // and by the one cancellation block, which `closing()` waits for; `cancellation` is locked.
     let stream: any VLCMediaStream
@@ -246,63 +244,9 @@ private final class OpenStream: @unchecked Sendable {
         cancelling.wait()
     }
 
-    /// Runs one of the stream's calls, told of libvlc stopping the reading thread meanwhile.
-    func interruptible<Result>(_ call: () throws -> Result) rethrows -> Result {
-        let registered = StreamCancellation.register(self)
-        defer { if registered { StreamCancellation.unregister() } }
-        return try call()
-    }
 }
 
-/// How a stream learns that libvlc stops reading it: libvlc's own interruption of the thread
-/// that reads (`vlc_interrupt_register` in libvlccore, what libvlc's network reads use).
-///
-/// `libvlc_media_player_stop` (also inside `set_media`, the player's release and a list
-/// player's move) kills the input's interrupt context; libvlc forwards it to the reading
-/// thread's, and the stream filter that reads ahead kills that one again when it is closed.
-/// A callback registered around each `read` and `seek` is called then, on the stopping
-/// thread, and schedules the stream's `cancel()`: the blocked read returns and the stop goes
-/// on. Registered only while a call runs, so an ordinary read is never interrupted, and it
-/// concerns only the opening being stopped, whichever player stops it. libvlc 3.0 raises these
-/// contexts for nothing but a kill. Found with `dlsym`: without it a waiting read is not told.
-private enum StreamCancellation {
-    typealias Callback = @convention(c) (UnsafeMutableRawPointer?) -> Void
-    private typealias Register = @convention(c) (Callback, UnsafeMutableRawPointer?) -> Void
-    private typealias Unregister = @convention(c) () -> Int32
-
-    /// Where `cancel()` runs: concurrent, so that one stream's slow cancel delays no other.
-    static let queue = DispatchQueue(
-        label: "MediaEvents.stream.cancel", qos: ServiceQueues.qos, attributes: .concurrent)
-
-    private static let functions: (register: Register, unregister: Unregister)? = {
-        let everywhere = UnsafeMutableRawPointer(bitPattern: 0)
-        guard let register = dlsym(everywhere, "vlc_interrupt_register"),
-            let unregister = dlsym(everywhere, "vlc_interrupt_unregister")
-        else { return nil }
-        return (unsafeBitCast(register, to: Register.self), unsafeBitCast(unregister, to: Unregister.self))
-    }()
-
-    private static let interrupted: Callback = { data in
-        guard let data else { return }
-        // Alive: libvlc unregisters (and waits for a running callback) before the call that
-        // registered returns, and closes the stream only after that.
-        Unmanaged<OpenStream>.fromOpaque(data).takeUnretainedValue().interrupted()
-    }
-
-    /// Registers `open` on the calling thread's interrupt context; `false` when libvlc's
-    /// functions were not found.
-    static func register(_ open: OpenStream) -> Bool {
-        guard let functions else { return false }
-        functions.register(interrupted, Unmanaged.passUnretained(open).toOpaque())
-        return true
-    }
-
-    static func unregister() {
-        _ = functions?.unregister()
-    }
-}
-
-private let streamOpen: libvlc_media_open_cb = { opaque, data, size in
+private let streamOpen: NativeMedia.OpenCallback = { opaque, data, size in
     guard let opaque, let data, let size else { return -1 }
     let source = Unmanaged<StreamSource>.fromOpaque(opaque).takeUnretainedValue()
     let thread = currentThread()
@@ -321,15 +265,16 @@ private let streamOpen: libvlc_media_open_cb = { opaque, data, size in
     return 0
 }
 
-private let streamRead: libvlc_media_read_cb = { data, buffer, length in
+private let streamRead: NativeMedia.ReadCallback = { data, buffer, length in
     guard let data, let buffer else { return -1 }
     let open = Unmanaged<OpenStream>.fromOpaque(data).takeUnretainedValue()
     // Stopped: libvlc only drains what it asks for before it closes.
     if open.isCancelled { return 0 }
     do {
-        let count = try open.interruptible {
-            try open.stream.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: length))
-        }
+        let count =
+            try StreamCancellation().around(open) {
+                try open.stream.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: length))
+            } ?? 0
         return count >= 0 && count <= length ? count : -1
     } catch {
         // libvlc makes the end of the stream of it, and says nothing of the error.
@@ -340,19 +285,19 @@ private let streamRead: libvlc_media_read_cb = { data, buffer, length in
     }
 }
 
-private let streamSeek: libvlc_media_seek_cb = { data, offset in
+private let streamSeek: NativeMedia.SeekCallback = { data, offset in
     guard let data else { return -1 }
     let open = Unmanaged<OpenStream>.fromOpaque(data).takeUnretainedValue()
     if open.isCancelled { return -1 }
     do {
-        try open.interruptible { try open.stream.seek(to: offset) }
+        try StreamCancellation().around(open) { try open.stream.seek(to: offset) }
         return 0
     } catch {
         return -1
     }
 }
 
-private let streamClose: libvlc_media_close_cb = { data in
+private let streamClose: NativeMedia.CloseCallback = { data in
     guard let data else { return }
     let open = Unmanaged<OpenStream>.fromOpaque(data).takeRetainedValue()
     open.closing()
@@ -363,7 +308,7 @@ private let streamClose: libvlc_media_close_cb = { data in
     ServiceQueues.releaseLater(consume open)
 }
 
-private let streamFreed: libvlc_callback_t = { _, opaque in
+private let streamFreed: NativeCallback = { _, opaque in
     guard let opaque else { return }
     let source = Unmanaged<StreamSource>.fromOpaque(opaque).takeRetainedValue()
     source.freed()

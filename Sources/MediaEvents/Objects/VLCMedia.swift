@@ -1,28 +1,26 @@
-import CLibVLC
 import Foundation
 
 /// A media: a file, a URL, or an item of a playlist.
 ///
 /// Its events are delivered to `observe` subscriptions as `MediaEvent`s.
 public final class VLCMedia: VLCEventSource {
-    let native: NativePointer
+    let native: NativeMedia
     /// The subscribers of this media.
     public let eventHub = EventHub<MediaEvent>()
     /// How this media's events are dispatched.
     public let configuration: any EventsConfiguring
     /// Carries out the calls that may wait for a lock a libvlc thread holds while it sends
     /// this media's events (`setMeta` from a handler, stopping a parse), then the teardown.
-    let control: ControlQueue
-    /// Values set with `setMeta` whose libvlc call is still queued, so that `meta(_:)`
-    /// answers with them at once.
-    private let pendingMeta = Protected<[UInt32: PendingMeta]>([:])
+    let control: ControlQueue<NativeMedia>
+    /// Values set with `setMeta` whose libvlc call is still queued (rule 5).
+    private let pendingMeta = SetMetaQueue()
     /// The list of sub-items, made on first use and kept: making one locks libvlc's list.
     private let subItems_ = Protected<VLCMediaList?>(nil)
 
     /// A media for a local file path. libvlc checks the path only when the media is opened:
     /// a missing file gives `EncounteredError` when played and `failed` when parsed.
     public convenience init(path: String, library: VLCLibrary, configuration: (any EventsConfiguring)? = nil) {
-        guard let media = libvlc_media_new_path(library.native.raw, path) else {
+        guard let media = NativeMedia.new(path: path, in: library.native) else {
             preconditionFailure("libvlc_media_new_path failed: \(VLCError.lastMessage(or: "out of memory"))")
         }
         self.init(adopting: media, configuration: configuration, attachNow: true)
@@ -32,27 +30,27 @@ public final class VLCMedia: VLCEventSource {
     /// media is opened (`EncounteredError`).
     public convenience init(url: URL, library: VLCLibrary, configuration: (any EventsConfiguring)? = nil) {
         let location = url.isFileURL ? url.absoluteURL.absoluteString : url.absoluteString
-        guard let media = libvlc_media_new_location(library.native.raw, location) else {
+        guard let media = NativeMedia.new(location: location, in: library.native) else {
             preconditionFailure("libvlc_media_new_location failed: \(VLCError.lastMessage(or: "out of memory"))")
         }
         self.init(adopting: media, configuration: configuration, attachNow: true)
     }
 
     /// Wraps a media that libvlc lends (an event payload): retains it first.
-    convenience init(retaining media: OpaquePointer, configuration: (any EventsConfiguring)? = nil) {
-        libvlc_media_retain(media)
+    convenience init(retaining media: NativeMedia, configuration: (any EventsConfiguring)? = nil) {
+        media.retain()
         self.init(adopting: media, configuration: configuration)
     }
 
     /// Takes over one reference of `media`. `attachNow` for a media the user made; wrappers
     /// made for events and lists attach on their first subscription (see `EventHub.bind`).
-    init(adopting media: OpaquePointer, configuration: (any EventsConfiguring)?, attachNow: Bool = false) {
-        native = NativePointer(raw: media)
+    init(adopting media: NativeMedia, configuration: (any EventsConfiguring)?, attachNow: Bool = false) {
+        native = media
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
         control = ControlQueue(for: "media", native: media, target: ServiceQueues.teardown)
         eventHub.bind(
             NativeEventTable(
-                everyKindOf: self, manager: libvlc_media_event_manager(media), callback: mediaCallback,
+                everyKindOf: self, manager: media.eventManager, callback: mediaCallback,
                 configuration: self.configuration), attachNow: attachNow)
     }
 
@@ -67,46 +65,38 @@ public final class VLCMedia: VLCEventSource {
         let tearDown: @Sendable () -> Void = {
             control.tearDown { media in
                 table?.detachAll()
-                libvlc_media_release(media)
+                media.release()
             }
         }
         // Dropped in a handler of an event of this media that another wrapper receives: the
         // detach waits for the event lock this thread holds until the handler returns.
-        if table?.isAttached != true || !DeliveryContext.afterDelivery(from: native.raw, tearDown) { tearDown() }
+        TeardownAfterSenderHandler().run(tearDown, listeningTo: native.address, isAttached: table?.isAttached == true)
     }
 
     /// The media's location (MRL), for example `file:///tmp/a.wav`.
-    public var mrl: String {
-        guard let mrl = libvlc_media_get_mrl(native.raw) else { return "" }
-        defer { free(mrl) }
-        return String(cString: mrl)
-    }
+    public var mrl: String { native.mrl }
 
     /// The duration in milliseconds, or `nil` while it is unknown.
     public var duration: Int64? {
-        let ms = libvlc_media_get_duration(native.raw)
+        let ms = native.duration
         return ms < 0 ? nil : ms
     }
 
     /// The media's state.
     public var state: PlaybackState {
-        PlaybackState(native: Int32(libvlc_media_get_state(native.raw).rawValue))
+        PlaybackState(native: native.state)
     }
 
     /// The result of the last parse.
     public var parsedStatus: ParsedStatus {
-        ParsedStatus(native: Int32(libvlc_media_get_parsed_status(native.raw).rawValue))
+        ParsedStatus(native: native.parsedStatus)
     }
 
     /// A metadata value, or `nil` when the media has none. A value set with `setMeta` is
     /// returned at once, even while its libvlc call is still queued.
     public func meta(_ key: MetaKey) -> String? {
-        if let pending = pendingMeta.withLock({ $0[key.rawValue] }) { return pending.value }
-        guard let value = libvlc_media_get_meta(native.raw, libvlc_meta_t(rawValue: key.rawValue)) else {
-            return nil
-        }
-        defer { free(value) }
-        return String(cString: value)
+        if let pending = pendingMeta.pendingValue(of: key.rawValue) { return pending }
+        return native.meta(key.rawValue)
     }
 
     /// Sets a metadata value in memory; libvlc then sends `MediaMetaChanged`.
@@ -119,14 +109,9 @@ public final class VLCMedia: VLCEventSource {
     /// would wait for its own caller. So it never calls libvlc on the calling thread.
     public func setMeta(_ key: MetaKey, _ value: String?) {
         let key = key.rawValue
-        pendingMeta.withLock { $0[key, default: PendingMeta()].set(value) }
+        pendingMeta.queued(key, value)
         let pendingMeta = pendingMeta
-        control.perform { media in
-            Self.setMetaNow(media, key, value)
-            pendingMeta.withLock { pending in
-                if pending[key]?.applied() == true { pending[key] = nil }
-            }
-        }
+        control.perform { media in _ = pendingMeta.around(key) { media.setMeta(key, value) } }
     }
 
     /// `setMeta` on the calling thread whatever it is: for the benchmark, which measures the
@@ -134,20 +119,12 @@ public final class VLCMedia: VLCEventSource {
     /// libvlc to send an event on a thread of their choosing.
     @_spi(Benchmarks)
     public func setMetaOnCallingThread(_ key: MetaKey, _ value: String?) {
-        Self.setMetaNow(native.raw, key.rawValue, value)
+        native.setMeta(key.rawValue, value)
     }
 
     /// The `libvlc_media_t`, for the benchmark's C loop of `libvlc_media_set_meta`.
     @_spi(Benchmarks)
-    public var nativeMediaForBenchmarks: OpaquePointer { native.raw }
-
-    private static func setMetaNow(_ media: OpaquePointer, _ key: UInt32, _ value: String?) {
-        let key = libvlc_meta_t(rawValue: key)
-        // withCString lends a native string's own NUL-terminated storage; passing the
-        // optional String directly made a heap copy (utf8CString) per call.
-        guard let value else { return libvlc_media_set_meta(media, key, nil) }
-        value.withCString { libvlc_media_set_meta(media, key, $0) }
-    }
+    public var nativeMediaForBenchmarks: OpaquePointer { native.pointer }
 
     /// The list of sub-items, made once (and shared with the media's other wrappers: see
     /// `SubItemLists`).
@@ -162,23 +139,7 @@ public final class VLCMedia: VLCEventSource {
     }
 }
 
-private let mediaCallback: libvlc_callback_t = { event, userData in
-    deliverNativeEvent(event, userData, to: VLCMedia.self, MediaEvent.init(native:))
-}
+/// The receiver of a media's listeners.
+typealias MediaListener = SourceListener<VLCMedia, NoCallbackHook<MediaEvent>>
 
-/// The latest value set for one meta key and how many of its sets are still queued.
-private struct PendingMeta {
-    var value: String?
-    var queued = 0
-
-    mutating func set(_ newValue: String?) {
-        value = newValue
-        queued += 1
-    }
-
-    /// One queued set was applied; `true` when none is left.
-    mutating func applied() -> Bool {
-        queued -= 1
-        return queued == 0
-    }
-}
+private let mediaCallback: NativeCallback = { NativeEvents.forward($0, $1, to: MediaListener.self) }

@@ -1,4 +1,3 @@
-import CLibVLC
 import Dispatch
 
 /// An ordered list of media, safe to read and edit from any thread, handlers of its own
@@ -21,7 +20,7 @@ import Dispatch
 /// discoverer's results) are read-only: edits leave them unchanged, and their copy follows
 /// libvlc's events, updated inside the callback before any handler runs.
 public final class VLCMediaList: VLCEventSource {
-    let native: NativePointer
+    let native: NativeMediaList
     /// The subscribers of this list.
     public let eventHub = EventHub<MediaListEvent>()
     /// How this list's events are dispatched.
@@ -29,8 +28,7 @@ public final class VLCMediaList: VLCEventSource {
     /// Whether edits are refused (lists that libvlc fills itself).
     public let isReadOnly: Bool
     /// Applies edits to libvlc in order, each with libvlc's list lock held.
-    private let control: DispatchQueue
-    private let controlMark: QueueIdentity.Mark
+    private let control: ControlQueue<NativeMediaList>
     private let contents: ListContents
 
     /// Creates an empty list.
@@ -40,7 +38,7 @@ public final class VLCMediaList: VLCEventSource {
     ///   - configuration: how events are dispatched; `nil` uses
     ///     `VLCLibrary.sharedEventsConfiguration` as it is now.
     public convenience init(library: VLCLibrary, configuration: (any EventsConfiguring)? = nil) {
-        guard let list = libvlc_media_list_new(library.native.raw) else {
+        guard let list = NativeMediaList.new(in: library.native) else {
             preconditionFailure("libvlc_media_list_new failed: \(VLCError.lastMessage(or: "out of memory"))")
         }
         self.init(adopting: list, configuration: configuration)
@@ -57,39 +55,33 @@ public final class VLCMediaList: VLCEventSource {
 
     /// Takes over one reference of `list`. A list libvlc fills itself is copied now and
     /// followed through its events from then on.
-    init(adopting list: OpaquePointer, configuration: (any EventsConfiguring)?) {
-        native = NativePointer(raw: list)
+    init(adopting list: NativeMediaList, configuration: (any EventsConfiguring)?) {
+        native = list
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
-        control = ServiceQueues.control(for: "list")
-        controlMark = QueueIdentity.mark(control)
-        isReadOnly = libvlc_media_list_is_readonly(list) != 0
+        control = ControlQueue(for: "list", native: list, identifiable: true)
+        isReadOnly = list.isReadOnly
         contents = ListContents(followsEvents: isReadOnly)
         let table = NativeEventTable(
-            everyKindOf: self, manager: libvlc_media_list_event_manager(list), callback: mediaListCallback,
-            configuration: self.configuration, companion: contents)
-        // Inside a handler of this very list's item events the sending thread holds the
-        // list's non-recursive lock: locking it again would never return, and reading it
-        // without locking is safe, since its owner waits for this handler.
-        let locked = !DeliveryContext.isDelivering(from: list)
-        if locked { libvlc_media_list_lock(list) }
+            everyKindOf: self, manager: list.eventManager, callback: mediaListCallback,
+            configuration: self.configuration, hook: contents)
         // Attached with the lock held: an item added after the copy is seen as an event.
-        eventHub.bind(table, attachNow: true)
-        if isReadOnly {
-            let copied = (0..<libvlc_media_list_count(list)).compactMap { index in
-                libvlc_media_list_item_at_index(list, index).map { VLCMedia(adopting: $0, configuration: nil) }
+        SubItemListLock().around(list) {
+            eventHub.bind(table, attachNow: true)
+            if isReadOnly {
+                let copied = (0..<list.count).compactMap { index in
+                    list.item(at: index).map { VLCMedia(adopting: $0, configuration: nil) }
+                }
+                contents.items.withLock { $0 = copied }
             }
-            contents.items.withLock { $0 = copied }
         }
-        if locked { libvlc_media_list_unlock(list) }
     }
 
     deinit {
         let table = eventHub.finish()
-        let native = native
         // After every queued edit; never here, where this may be a libvlc thread.
-        ServiceQueues.pendingTeardowns.async(on: control) {
+        control.tearDown { list in
             table?.detachAll()
-            libvlc_media_list_release(native.raw)
+            list.release()
         }
     }
 
@@ -127,7 +119,7 @@ public final class VLCMediaList: VLCEventSource {
         edit { items in
             items.append(contentsOf: media)
             return { list in
-                for item in media { _ = libvlc_media_list_add_media(list, item.native.raw) }
+                for item in media { list.add(item.native) }
             }
         }
     }
@@ -138,7 +130,7 @@ public final class VLCMediaList: VLCEventSource {
         edit { items in
             guard (0...items.count).contains(index) else { return nil }
             items.insert(media, at: index)
-            return { list in _ = libvlc_media_list_insert_media(list, media.native.raw, Int32(index)) }
+            return { list in list.insert(media.native, at: Int32(index)) }
         }
     }
 
@@ -148,7 +140,7 @@ public final class VLCMediaList: VLCEventSource {
         edit { items in
             guard items.indices.contains(index) else { return nil }
             items.remove(at: index)
-            return { list in _ = libvlc_media_list_remove_index(list, Int32(index)) }
+            return { list in list.remove(at: Int32(index)) }
         }
     }
 
@@ -158,8 +150,8 @@ public final class VLCMediaList: VLCEventSource {
             guard !items.isEmpty else { return nil }
             items.removeAll()
             return { list in
-                var index = libvlc_media_list_count(list) - 1
-                while index >= 0, libvlc_media_list_remove_index(list, index) == 0 {
+                var index = list.count - 1
+                while index >= 0, list.remove(at: index) == 0 {
                     index -= 1
                 }
             }
@@ -178,36 +170,31 @@ public final class VLCMediaList: VLCEventSource {
     /// - Returns: `true` once the edits are applied.
     @discardableResult
     public func waitForPendingEdits() -> Bool {
-        if DeliveryContext.isInBlockingDelivery || QueueIdentity.isCurrent(controlMark) { return false }
-        let applied = DispatchSemaphore(value: 0)
-        control.async { applied.signal() }
-        return ServiceQueues.wait(until: { applied.wait(timeout: $0) == .success }, timeout: .distantFuture)
+        if DeliveryContext.isInBlockingDelivery || control.isCurrent { return false }
+        return control.waitForPendingCalls()
     }
 
     /// Waits until libvlc has applied every edit made before, without blocking a thread.
     public func pendingEditsApplied() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            control.async { continuation.resume() }
-        }
+        await control.pendingCallsDone()
     }
 
     // MARK: Control queue
 
     /// Applies `change` to the copy and queues what it returns for libvlc, in one step under
     /// the copy's lock so that libvlc receives the edits in the order the copy took them.
-    private func edit(_ change: (inout [VLCMedia]) -> (@Sendable (OpaquePointer) -> Void)?) {
+    private func edit(_ change: (inout [VLCMedia]) -> (@Sendable (NativeMediaList) -> Void)?) {
         guard !isReadOnly else { return }
-        let native = native
         let control = control
         var removed: [VLCMedia] = []
         contents.items.withLock { items in
             let before = items
             guard let operation = change(&items) else { return }
             removed = before
-            control.async {
-                libvlc_media_list_lock(native.raw)
-                operation(native.raw)
-                libvlc_media_list_unlock(native.raw)
+            control.perform { list in
+                list.lock()
+                operation(list)
+                list.unlock()
             }
         }
         // Dropped on the release queue: this may be a handler on libvlc's thread, where a
@@ -216,15 +203,20 @@ public final class VLCMediaList: VLCEventSource {
     }
 }
 
-/// The Swift-side copy of a list's items. For lists libvlc fills itself it is updated inside
-/// libvlc's callback, where the list's lock is held, before any dispatch.
-final class ListContents: Sendable {
+/// The Swift-side copy of a list's items, and the list's hook: for lists libvlc fills itself it
+/// is updated inside libvlc's callback, where the list's lock is held, before any dispatch.
+final class ListContents: CallbackHook {
     let items = Protected<[VLCMedia]>([])
     let followsEvents: Bool
 
     init(followsEvents: Bool) { self.followsEvents = followsEvents }
 
-    func record(_ event: MediaListEvent) {
+    func inCallback(_ event: MediaListEvent) -> Bool {
+        record(event)
+        return false
+    }
+
+    private func record(_ event: MediaListEvent) {
         guard followsEvents else { return }
         let dropped: VLCMedia? = items.withLock { items -> VLCMedia? in
             switch event {
@@ -246,12 +238,11 @@ extension VLCMedia {
     /// Whether both wrappers hold the same libvlc media (items read from a list or carried
     /// by an event are new wrappers of the list's media).
     public func isSameMedia(as other: VLCMedia) -> Bool {
-        native.raw == other.native.raw
+        native.pointer == other.native.pointer
     }
 }
 
-private let mediaListCallback: libvlc_callback_t = { event, userData in
-    deliverNativeEvent(event, userData, to: VLCMediaList.self, MediaListEvent.init(native:)) { handler, typed in
-        unsafeDowncast(handler.companion.unsafelyUnwrapped, to: ListContents.self).record(typed)
-    }
-}
+/// The receiver of a list's listeners: the list's copy follows its events first.
+typealias MediaListListener = SourceListener<VLCMediaList, ListContents>
+
+private let mediaListCallback: NativeCallback = { NativeEvents.forward($0, $1, to: MediaListListener.self) }

@@ -1,6 +1,4 @@
-import CLibVLC
 import Dispatch
-import Glibc
 
 /// How a list player goes on after an item (`libvlc_playback_mode_t`).
 public enum PlaybackMode: Int32, Sendable, CaseIterable, CustomStringConvertible {
@@ -41,16 +39,18 @@ public enum PlaybackMode: Int32, Sendable, CaseIterable, CustomStringConvertible
 public final class VLCMediaListPlayer: VLCEventSource {
     /// The native list player: created at once, or by the first block of its control queue
     /// when made inside a handler (see `init(mediaPlayer:configuration:)`).
-    let native: NativeSlot
+    let native: NativeSlot<NativeMediaListPlayer>
     /// The subscribers of this list player.
     public let eventHub = EventHub<MediaListPlayerEvent>()
     /// How this list player's events are dispatched.
     public let configuration: any EventsConfiguring
     /// The player that plays the items; the list player sets its media.
     public let mediaPlayer: VLCMediaPlayer
-    private let control: ControlQueue
-    /// Whether libvlc's own thread is moving to the next item: the calls wait for it.
+    private let control: ControlQueue<NativeMediaListPlayer>
+    /// Whether libvlc's own thread is moving to the next item: the calls wait for it (rule 16).
     private let advance = AdvanceGate()
+    /// Whether libvlc's list player has a list yet: `play(at:)` and `play(_:)` need one (rule 17).
+    private let listGuard = ListPlayerListGuard()
 
     private struct Settings {
         var list: VLCMediaList?
@@ -58,12 +58,6 @@ public final class VLCMediaListPlayer: VLCEventSource {
     }
 
     private let settings = Protected(Settings())
-    /// Whether libvlc's list player has a list yet: set by the queued `set_media_list`, read
-    /// by the queued calls that libvlc 3 carries out on the list without checking that there
-    /// is one (`play_item_at_index` and `play_item` read a missing list's count: SIGSEGV).
-    /// Only touched on the control queue, so it is what libvlc has when those calls run, even
-    /// when another thread sets the list at the same time.
-    private let nativeHasList = Protected(false)
 
     /// Creates a list player with a new `VLCMediaPlayer`.
     ///
@@ -88,8 +82,8 @@ public final class VLCMediaListPlayer: VLCEventSource {
     /// a player of its own for it, which waits as `VLCMediaPlayer.init` explains.
     public init(mediaPlayer: VLCMediaPlayer, configuration: (any EventsConfiguring)? = nil) {
         let instance = mediaPlayer.library.native
-        let create: @Sendable () -> OpaquePointer = {
-            guard let listPlayer = libvlc_media_list_player_new(instance.raw) else {
+        let create: @Sendable () -> NativeMediaListPlayer = {
+            guard let listPlayer = NativeMediaListPlayer.new(in: instance) else {
                 preconditionFailure(
                     "libvlc_media_list_player_new failed: \(VLCError.lastMessage(or: "out of memory"))")
             }
@@ -105,25 +99,25 @@ public final class VLCMediaListPlayer: VLCEventSource {
         // other deadlock (seen in the matrix under coverage instrumentation); on one they
         // cannot overlap.
         // Targeting the player's queue, this one runs after the player's own creation.
+        let target = mediaPlayer.control.queue
         control =
-            DeliveryContext.isInDelivery || QueueIdentity.isOnSyncDeliveryQueue
-            ? ControlQueue(for: "listplayer", creating: create, target: mediaPlayer.control.queue)
-            : ControlQueue(for: "listplayer", native: create(), target: mediaPlayer.control.queue)
+            DeferredFromHandlers().around(create).map { ControlQueue(for: "listplayer", native: $0, target: target) }
+            ?? ControlQueue(for: "listplayer", creating: create, target: target)
         native = control.native
         // Queued, first of the list player's calls: it attaches to the player's event
         // manager, whose lock a thread sending the player's events holds, maybe while it
         // waits for the queue this initializer runs on.
         let player = mediaPlayer.native
-        control.perform { libvlc_media_list_player_set_media_player($0, player.raw.unsafelyUnwrapped) }
-        mediaPlayer.addEndObserver(advance)
-        let handler = EventsHandler(object: self, configuration: self.configuration, companion: advance)
-        let table: @Sendable (OpaquePointer) -> NativeEventTable = { listPlayer in
+        control.perform { $0.setMediaPlayer(player.current.unsafelyUnwrapped) }
+        mediaPlayer.listAdvances.add(advance)
+        let listener = ListPlayerListener(
+            handler: EventsHandler(object: self, configuration: self.configuration), hook: advance)
+        let table: @Sendable (NativeMediaListPlayer) -> NativeEventTable = { listPlayer in
             NativeEventTable(
-                manager: libvlc_media_list_player_event_manager(listPlayer),
-                types: MediaListPlayerEvent.Kind.allCases.map(\.nativeType), callback: listPlayerCallback,
-                handler: handler)
+                manager: listPlayer.eventManager, types: MediaListPlayerEvent.Kind.allCases.map(\.nativeType),
+                callback: listPlayerCallback, receiver: listener)
         }
-        if let listPlayer = native.raw {
+        if let listPlayer = native.current {
             eventHub.bind(table(listPlayer), attachNow: true)
         } else {
             let eventHub = eventHub
@@ -132,13 +126,13 @@ public final class VLCMediaListPlayer: VLCEventSource {
     }
 
     deinit {
-        mediaPlayer.removeEndObserver(advance)
+        mediaPlayer.listAdvances.remove(advance)
         let table = eventHub.finish()
         // Releasing joins the list player's thread, which may be the thread running this
         // deinit's caller; the control queue never is.
         control.tearDown { listPlayer in
             table?.detachAll()
-            libvlc_media_list_player_release(listPlayer)
+            listPlayer.release()
         }
     }
 
@@ -152,23 +146,22 @@ public final class VLCMediaListPlayer: VLCEventSource {
                 defer { settings.list = newValue }
                 return settings.list
             }
+            let listGuard = listGuard
             guard let newValue else {
                 // libvlc 3 cannot unset the list; an empty one stands in for it.
-                let empty = libvlc_media_list_new(mediaPlayer.library.native.raw).map(NativePointer.init)
-                let hasList = nativeHasList
-                perform { player in
+                let empty = NativeMediaList.new(in: mediaPlayer.library.native)
+                perform { listPlayer in
                     guard let empty else { return }
-                    libvlc_media_list_player_set_media_list(player, empty.raw)
-                    libvlc_media_list_release(empty.raw)
-                    hasList.withLock { $0 = true }
+                    listPlayer.setMediaList(empty)
+                    empty.release()
+                    listGuard.listSet()
                 }
                 _ = previous
                 return
             }
-            let hasList = nativeHasList
-            perform { player in
-                libvlc_media_list_player_set_media_list(player, newValue.native.raw)
-                hasList.withLock { $0 = true }
+            perform { listPlayer in
+                listPlayer.setMediaList(newValue.native)
+                listGuard.listSet()
             }
             // Dropped outside the lock: its deinit may run subscription completions.
             _ = previous
@@ -180,32 +173,30 @@ public final class VLCMediaListPlayer: VLCEventSource {
         get { settings.withLock { $0.mode } }
         set {
             settings.withLock { $0.mode = newValue }
-            perform {
-                libvlc_media_list_player_set_playback_mode($0, libvlc_playback_mode_t(UInt32(newValue.rawValue)))
-            }
+            perform { $0.setPlaybackMode(newValue.rawValue) }
         }
     }
 
     // MARK: Control
 
     /// Plays the list from its current item (the first one at first).
-    public func play() { perform { libvlc_media_list_player_play($0) } }
+    public func play() { perform(playCall) }
 
     /// Pauses playback.
-    public func pause() { perform { libvlc_media_list_player_set_pause($0, 1) } }
+    public func pause() { perform { $0.setPause(true) } }
 
     /// Resumes paused playback.
-    public func resume() { perform { libvlc_media_list_player_set_pause($0, 0) } }
+    public func resume() { perform { $0.setPause(false) } }
 
     /// Stops playback; libvlc sends `Stopped`.
-    public func stop() { perform { libvlc_media_list_player_stop($0) } }
+    public func stop() { perform(stopCall) }
 
     /// Plays the next item; at the end of the list (in the default mode) libvlc sends
     /// `Played` instead.
-    public func next() { perform { _ = libvlc_media_list_player_next($0) } }
+    public func next() { perform { $0.next() } }
 
     /// Plays the previous item, if there is one.
-    public func previous() { perform { _ = libvlc_media_list_player_previous($0) } }
+    public func previous() { perform { $0.previous() } }
 
     /// Plays the item at `index`; an index out of range changes nothing, and so does a call
     /// made before the list player has a list (in call order).
@@ -217,31 +208,35 @@ public final class VLCMediaListPlayer: VLCEventSource {
             // an invalid current item, plays the player's media again and sends NextItemSet
             // for it, then Played. The native list has every edit made before this call
             // (`perform` waits for them); one made since on another thread may have shortened it.
-            guard index < Int(libvlc_media_list_count(list.native.raw)) else { return }
-            _ = libvlc_media_list_player_play_item_at_index(listPlayer, Int32(index))
+            guard index < Int(list.native.count) else { return }
+            listPlayer.play(at: Int32(index))
         }
     }
 
     /// Plays `media`, which must be an item of the list; otherwise nothing changes (nor
     /// before the list player has a list).
     public func play(_ media: VLCMedia) {
-        performOnList { _ = libvlc_media_list_player_play_item($0, media.native.raw) }
+        performOnList { $0.play(media.native) }
     }
 
     /// `play()`, returning once libvlc has started the first item.
     public func playAndWait() async {
-        await performAndWait { libvlc_media_list_player_play($0) }
+        await performAndWait(playCall)
     }
 
     /// `stop()`, returning once playback has stopped.
     public func stopAndWait() async {
-        await performAndWait { libvlc_media_list_player_stop($0) }
+        await performAndWait(stopCall)
     }
 
     /// Waits until every control call made before has been carried out.
     public func waitForPendingControls() async {
-        await performAndWait { _ in }
+        await performAndWait(ListPlayerCall<Void> { _ in })
     }
+
+    private var playCall: ListPlayerCall<Void> { ListPlayerCall { $0.play() } }
+
+    private var stopCall: ListPlayerCall<Void> { ListPlayerCall { $0.stop() } }
 
     // MARK: State
 
@@ -253,38 +248,42 @@ public final class VLCMediaListPlayer: VLCEventSource {
     /// Whether an item is playing.
     public var isPlaying: Bool { mediaPlayer.isPlaying }
 
-    private func perform(_ operation: @escaping @Sendable (OpaquePointer) -> Void) {
+    private func perform<Result>(_ call: ListPlayerCall<Result>) {
+        control.perform(gated(call))
+    }
+
+    private func perform(_ operation: @escaping @Sendable (NativeMediaListPlayer) -> Void) {
+        perform(ListPlayerCall(operation))
+    }
+
+    private func performAndWait<Result>(_ call: ListPlayerCall<Result>) async -> Result {
+        await control.performAndWait(gated(call))
+    }
+
+    /// `call` once libvlc's list has every edit made before it and libvlc's thread is not
+    /// moving to the next item (rule 16).
+    private func gated<Result>(_ call: ListPlayerCall<Result>) -> ListPlayerCall<Result> {
         let list = mediaList
         let advance = advance
         // libvlc reads the native list: let it see every edit made before this call.
-        control.perform { listPlayer in
+        return ListPlayerCall { listPlayer in
             list?.waitForPendingEdits()
-            advance.run(hasList: list != nil) { operation(listPlayer) }
+            // The advance gate waits, never skips a call.
+            return advance.around(.listPlayer(hasList: list != nil)) { call.body(listPlayer) }!
         }
     }
 
-    /// `perform`, skipped when libvlc's list player has no list yet (see `nativeHasList`).
-    private func performOnList(_ operation: @escaping @Sendable (OpaquePointer) -> Void) {
-        let hasList = nativeHasList
-        perform { player in
-            guard hasList.withLock({ $0 }) else { return }
-            operation(player)
-        }
-    }
-
-    private func performAndWait(_ operation: @escaping @Sendable (OpaquePointer) -> Void) async {
-        let list = mediaList
-        let advance = advance
-        await control.performAndWait { listPlayer in
-            list?.waitForPendingEdits()
-            advance.run(hasList: list != nil) { operation(listPlayer) }
-        }
+    /// `perform`, skipped when libvlc's list player has no list yet (rule 17).
+    private func performOnList(_ operation: @escaping @Sendable (NativeMediaListPlayer) -> Void) {
+        let listGuard = listGuard
+        perform { listPlayer in _ = listGuard.around { operation(listPlayer) } }
     }
 }
 
-private let listPlayerCallback: libvlc_callback_t = { event, userData in
-    deliverNativeEvent(event, userData, to: VLCMediaListPlayer.self, MediaListPlayerEvent.init(native:)) {
-        handler, typed in
-        unsafeDowncast(handler.companion.unsafelyUnwrapped, to: AdvanceGate.self).listPlayerSent(typed)
-    }
-}
+/// One control call of a list player (see `ControlCall`).
+typealias ListPlayerCall<Result: Sendable> = ControlCall<NativeMediaListPlayer, Result>
+
+/// The receiver of a list player's listeners: its advance gate hears of each event first.
+typealias ListPlayerListener = SourceListener<VLCMediaListPlayer, AdvanceGate>
+
+private let listPlayerCallback: NativeCallback = { NativeEvents.forward($0, $1, to: ListPlayerListener.self) }

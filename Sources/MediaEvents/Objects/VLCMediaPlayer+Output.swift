@@ -1,6 +1,4 @@
-import CLibVLC
 import Foundation
-import Glibc
 
 /// An audio output device, as libvlc's audio output lists it.
 public struct AudioOutputDevice: Sendable, Hashable {
@@ -40,13 +38,13 @@ extension VLCMediaPlayer {
         let deadline = ContinuousClock.now + timeout
         while true {
             let attempt: SnapshotAttempt = await control.performAndWait { player in
-                let (status, written) = SnapshotCapture.during {
-                    path.withCString {
-                        libvlc_video_take_snapshot(player, 0, $0, UInt32(clamping: width), UInt32(clamping: height))
-                    }
-                }
+                let written = SnapshotCapture.Slot()
+                let status =
+                    SnapshotCapture().around(written) {
+                        player.takeSnapshot(to: path, width: UInt32(clamping: width), height: UInt32(clamping: height))
+                    } ?? -1
                 if status != 0 { return .noVideoOutput(VLCError.lastMessage(or: "no video output")) }
-                return written.map(SnapshotAttempt.written) ?? .nothingWritten
+                return written.path.map(SnapshotAttempt.written) ?? .nothingWritten
             }
             let values = cachedValues
             let opening = values.state == .opening || values.state == .buffering
@@ -99,33 +97,18 @@ extension VLCMediaPlayer {
     /// before the first audio of a playback).
     public func audioOutputDevices() async -> [AudioOutputDevice] {
         await control.performAndWait { player in
-            guard let list = libvlc_audio_output_device_enum(player) else { return [] }
-            defer { libvlc_audio_output_device_list_release(list) }
-            var devices: [AudioOutputDevice] = []
-            var next: UnsafeMutablePointer<libvlc_audio_output_device_t>? = list
-            while let entry = next {
-                devices.append(
-                    AudioOutputDevice(
-                        id: entry.pointee.psz_device.map { String(cString: $0) } ?? "",
-                        description: entry.pointee.psz_description.map { String(cString: $0) } ?? ""))
-                next = entry.pointee.p_next
-            }
-            return devices
+            player.audioOutputDevices.map { AudioOutputDevice(id: $0.id, description: $0.description) }
         }
     }
 
     /// The identifier of the current audio output device, `nil` when libvlc cannot tell.
     public func audioOutputDevice() async -> String? {
-        await control.performAndWait { player in
-            guard let device = libvlc_audio_output_device_get(player) else { return nil }
-            defer { free(device) }
-            return String(cString: device)
-        }
+        await control.performAndWait { $0.audioOutputDevice }
     }
 
     /// Switches the current audio output to device `id` (queued); libvlc sends `audioDevice`.
     public func setAudioOutputDevice(_ id: String) {
-        perform { player in id.withCString { libvlc_audio_output_device_set(player, nil, $0) } }
+        perform { $0.setAudioOutputDevice(id) }
     }
 
     /// Sets the volume (0 to 200 percent) and returns whether libvlc took it (`false` without
@@ -134,12 +117,22 @@ extension VLCMediaPlayer {
     /// `null` device works headless: `--aout=alsa --alsa-audio-device=null`).
     @discardableResult
     public func setVolumeAndWait(_ percent: Int) async -> Bool {
-        await control.performAndWait { libvlc_audio_set_volume($0, Int32(clamping: percent)) == 0 }
+        await control.performAndWait(setVolumeCall(percent))
     }
 
     /// Mutes or unmutes, returning once libvlc has carried it out.
     public func setMutedAndWait(_ muted: Bool) async {
-        await control.performAndWait { libvlc_audio_set_mute($0, muted ? 1 : 0) }
+        await control.performAndWait(setMutedCall(muted))
+    }
+
+    /// The volume's `volume = …` and `setVolumeAndWait` (whether libvlc took it).
+    func setVolumeCall(_ percent: Int) -> PlayerCall<Bool> {
+        PlayerCall { $0.setVolume(Int32(clamping: percent)) == 0 }
+    }
+
+    /// `isMuted = …` and `setMutedAndWait`.
+    func setMutedCall(_ muted: Bool) -> PlayerCall<Void> {
+        PlayerCall { $0.setMute(muted) }
     }
 }
 
@@ -151,49 +144,4 @@ private enum SnapshotAttempt: Sendable {
     case noVideoOutput(String)
     /// The call returned 0 and sent nothing: no file was written.
     case nothingWritten
-}
-
-/// The `SnapshotTaken` that libvlc sends on the calling thread while that thread runs one
-/// `libvlc_video_take_snapshot`: the event of that very call.
-///
-/// libvlc writes the file and sends the event from inside the call, on its caller's thread
-/// (the library's `snapshot-file` callback, send site P16), to every player of the library.
-/// Another player's snapshot sends its event on its own caller's thread. So the thread, not
-/// the path, tells whose file an event is: two players writing into one directory get files
-/// of the same directory, and even the same name when they write within one millisecond.
-enum SnapshotCapture {
-    /// The calling thread's slot while it runs a snapshot call, else none.
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key, nil)
-        precondition(status == 0, "pthread_key_create failed: \(status)")
-        return key
-    }()
-
-    /// One call's answer, touched only by the thread that runs the call (the player
-    /// callbacks that fill it run on that thread, inside the call).
-    private final class Slot {
-        var path: String?
-    }
-
-    /// Runs `snapshot` (the libvlc call) and returns its status and the path of the
-    /// `SnapshotTaken` it sent, if any.
-    static func during(_ snapshot: () -> Int32) -> (status: Int32, path: String?) {
-        let slot = Slot()
-        let previous = pthread_getspecific(key)
-        let status = withExtendedLifetime(slot) { () -> Int32 in
-            pthread_setspecific(key, Unmanaged.passUnretained(slot).toOpaque())
-            defer { pthread_setspecific(key, previous) }
-            return snapshot()
-        }
-        return (status, slot.path)
-    }
-
-    /// Inside a player's callback: `path` was written by the snapshot call this thread runs,
-    /// if it runs one. Every player of the library records the same path; the first stays.
-    static func record(_ path: String) {
-        guard let raw = pthread_getspecific(key) else { return }
-        let slot = Unmanaged<Slot>.fromOpaque(raw).takeUnretainedValue()
-        if slot.path == nil { slot.path = path }
-    }
 }

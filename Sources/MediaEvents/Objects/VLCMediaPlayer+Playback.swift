@@ -1,4 +1,3 @@
-import CLibVLC
 import Synchronization
 
 /// Playback helpers that return when the playback they started reaches a state.
@@ -31,18 +30,14 @@ extension VLCMediaPlayer {
         // Subscribed before the play call is queued, so nothing it causes can be missed.
         let stream = events(kinds: kinds + [.opening], buffering: .default)
         let driver = driver
-        let start: PlaybackStart = await control.performAndWait { [self] player in
-            waitForListAdvances()
-            guard libvlc_media_player_get_media(player).map({ libvlc_media_release($0) }) != nil else {
-                return .noMedia
-            }
-            let state = libvlc_media_player_get_state(player)
-            let running =
-                state == libvlc_Opening || state == libvlc_Buffering
-                || state == libvlc_Playing || state == libvlc_Paused
-            driver.play(player)
-            return running ? .continued : .newInput
-        }
+        let start: PlaybackStart = await performAndWait(
+            PlayerCall { player in
+                guard let media = player.media else { return .noMedia }
+                media.release()
+                let running = PlaybackState(native: player.state).isRunning
+                driver.play(player)
+                return running ? .continued : .newInput
+            })
         if start == .noMedia {
             stream.cancel()
             throw VLCError.invalidState("play(until:) needs a media")

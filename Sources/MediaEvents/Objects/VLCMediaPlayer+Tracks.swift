@@ -1,4 +1,3 @@
-import CLibVLC
 import Foundation
 
 /// A track of the playing media that the player can select.
@@ -52,19 +51,13 @@ extension VLCMediaPlayer {
     /// current input; empty without input. libvlc's "Disable" entry is left out: select
     /// `nil` for none.
     public func tracks(of type: TrackType) async -> [PlayerTrack] {
-        await control.performAndWait { player in Self.tracksNow(player, type) }
+        await control.performAndWait { player in Self.tracks(of: type, player) }
     }
 
     /// The id of the selected track of `type`, `nil` when none is (or without input).
     public func selectedTrack(of type: TrackType) async -> Int? {
         await control.performAndWait { player in
-            let id: Int32 =
-                switch type {
-                case .audio: libvlc_audio_get_track(player)
-                case .video: libvlc_video_get_track(player)
-                case .text: libvlc_video_get_spu(player)
-                case .unknown: -1
-                }
+            let id = player.selectedTrack(of: type.rawValue)
             return id < 0 ? nil : Int(id)
         }
     }
@@ -72,64 +65,34 @@ extension VLCMediaPlayer {
     /// Selects the track `id` of `type`, or none with `nil` (queued); libvlc sends
     /// `esSelected` for it.
     public func selectTrack(_ id: Int?, of type: TrackType) {
-        perform { player in _ = Self.selectNow(player, id, type) }
+        perform(selectTrackCall(id, of: type))
     }
 
     /// `selectTrack`, returning whether libvlc accepted it (`false` for an id it does not
     /// know, or without input).
     @discardableResult
     public func selectTrackAndWait(_ id: Int?, of type: TrackType) async -> Bool {
-        await control.performAndWait { player in Self.selectNow(player, id, type) }
+        await control.performAndWait(selectTrackCall(id, of: type))
     }
 
-    static func tracksNow(_ player: OpaquePointer, _ type: TrackType) -> [PlayerTrack] {
-        let list: UnsafeMutablePointer<libvlc_track_description_t>? =
-            switch type {
-            case .audio: libvlc_audio_get_track_description(player)
-            case .video: libvlc_video_get_track_description(player)
-            case .text: libvlc_video_get_spu_description(player)
-            case .unknown: nil
-            }
-        guard let list else { return [] }
-        defer { libvlc_track_description_list_release(list) }
+    private func selectTrackCall(_ id: Int?, of type: TrackType) -> PlayerCall<Bool> {
+        PlayerCall { $0.selectTrack(Int32(clamping: id ?? -1), of: type.rawValue) == 0 }
+    }
+
+    static func tracks(of type: TrackType, _ player: NativeMediaPlayer) -> [PlayerTrack] {
+        let descriptions = player.trackDescriptions(of: type.rawValue)
+        guard !descriptions.isEmpty else { return [] }
         // Languages come from the media's own track list (the descriptions have none).
-        var languages: [Int: String] = [:]
-        if let media = libvlc_media_player_get_media(player) {
-            defer { libvlc_media_release(media) }
-            var array: UnsafeMutablePointer<UnsafeMutablePointer<libvlc_media_track_t>?>?
-            let count = libvlc_media_tracks_get(media, &array)
-            if count > 0, let array {
-                defer { libvlc_media_tracks_release(array, count) }
-                for index in 0..<Int(count) {
-                    guard let track = array[index]?.pointee, let language = track.psz_language else { continue }
-                    let text = String(cString: language)
-                    if !text.isEmpty { languages[Int(track.i_id)] = text }
-                }
-            }
+        let languages: [Int: String]
+        if let media = player.media {
+            defer { media.release() }
+            languages = media.trackLanguages
+        } else {
+            languages = [:]
         }
-        var tracks: [PlayerTrack] = []
-        var next: UnsafeMutablePointer<libvlc_track_description_t>? = list
-        while let entry = next {
-            let id = Int(entry.pointee.i_id)
-            if id >= 0 {
-                let name = entry.pointee.psz_name.map { String(cString: $0) } ?? ""
-                tracks.append(PlayerTrack(id: id, name: name, language: languages[id]))
-            }
-            next = entry.pointee.p_next
+        return descriptions.filter { $0.id >= 0 }.map {
+            PlayerTrack(id: $0.id, name: $0.name, language: languages[$0.id])
         }
-        return tracks
-    }
-
-    private static func selectNow(_ player: OpaquePointer, _ id: Int?, _ type: TrackType) -> Bool {
-        let id = Int32(clamping: id ?? -1)
-        let status: Int32 =
-            switch type {
-            case .audio: libvlc_audio_set_track(player, id)
-            case .video: libvlc_video_set_track(player, id)
-            case .text: libvlc_video_set_spu(player, id)
-            case .unknown: -1
-            }
-        return status == 0
     }
 
     // MARK: Titles and chapters
@@ -139,23 +102,7 @@ extension VLCMediaPlayer {
     /// opens.
     public func titles() async -> [TitleDescription] {
         let gate = titleReads
-        return await control.performAndWait { player in gate.read { Self.titlesNow(player) } ?? [] }
-    }
-
-    private static func titlesNow(_ player: OpaquePointer) -> [TitleDescription] {
-        var array: UnsafeMutablePointer<UnsafeMutablePointer<libvlc_title_description_t>?>?
-        let count = libvlc_media_player_get_full_title_descriptions(player, &array)
-        guard count > 0, let array else { return [] }
-        defer { libvlc_title_descriptions_release(array, UInt32(count)) }
-        return (0..<Int(count)).compactMap { index in
-            array[index].map { entry in
-                let flags = entry.pointee.i_flags
-                return TitleDescription(
-                    name: Self.trimmedName(entry.pointee.psz_name), duration: entry.pointee.i_duration,
-                    isMenu: flags & UInt32(libvlc_title_menu) != 0,
-                    isInteractive: flags & UInt32(libvlc_title_interactive) != 0)
-            }
-        }
+        return await control.performAndWait { player in gate.around { player.titles } ?? [] }
     }
 
     /// The chapters of `title` (`nil`: the current title) of the current input; empty
@@ -163,31 +110,19 @@ extension VLCMediaPlayer {
     /// `EncounteredError` until the next one opens (as ``titles()``).
     public func chapters(ofTitle title: Int? = nil) async -> [ChapterDescription] {
         let gate = titleReads
-        return await control.performAndWait { player in gate.read { Self.chaptersNow(player, title) } ?? [] }
-    }
-
-    private static func chaptersNow(_ player: OpaquePointer, _ title: Int?) -> [ChapterDescription] {
-        var array: UnsafeMutablePointer<UnsafeMutablePointer<libvlc_chapter_description_t>?>?
-        let count = libvlc_media_player_get_full_chapter_descriptions(player, Int32(clamping: title ?? -1), &array)
-        guard count > 0, let array else { return [] }
-        defer { libvlc_chapter_descriptions_release(array, UInt32(count)) }
-        return (0..<Int(count)).compactMap { index in
-            array[index].map { entry in
-                ChapterDescription(
-                    name: Self.trimmedName(entry.pointee.psz_name),
-                    offset: entry.pointee.i_time_offset, duration: entry.pointee.i_duration)
-            }
+        return await control.performAndWait { player in
+            gate.around { player.chapters(ofTitle: Int32(clamping: title ?? -1)) } ?? []
         }
     }
 
     /// The number of titles of the current input (0 without input).
     public func titleCount() async -> Int {
-        await control.performAndWait { Int(max(0, libvlc_media_player_get_title_count($0))) }
+        await control.performAndWait { Int(max(0, $0.titleCount)) }
     }
 
     /// The number of chapters of the current title (0 without input or chapters).
     public func chapterCount() async -> Int {
-        await control.performAndWait { Int(max(0, libvlc_media_player_get_chapter_count($0))) }
+        await control.performAndWait { Int(max(0, $0.chapterCount)) }
     }
 
     /// The current title, as of the last `titleChanged` (-1 before one, and after `Stopped`).
@@ -198,29 +133,22 @@ extension VLCMediaPlayer {
 
     /// Plays title `index` (queued); libvlc sends `titleChanged`.
     public func setTitle(_ index: Int) {
-        perform { libvlc_media_player_set_title($0, Int32(clamping: index)) }
+        perform { $0.setTitle(Int32(clamping: index)) }
     }
 
     /// Jumps to chapter `index` of the current title (queued); libvlc sends `chapterChanged`.
     public func setChapter(_ index: Int) {
-        perform { libvlc_media_player_set_chapter($0, Int32(clamping: index)) }
+        perform { $0.setChapter(Int32(clamping: index)) }
     }
 
     /// Jumps to the next chapter (queued).
     public func nextChapter() {
-        perform { libvlc_media_player_next_chapter($0) }
+        perform { $0.nextChapter() }
     }
 
     /// Jumps to the previous chapter (queued).
     public func previousChapter() {
-        perform { libvlc_media_player_previous_chapter($0) }
-    }
-
-    /// libvlc prefixes Matroska chapter names with a space; an empty name is no name.
-    private static func trimmedName(_ name: UnsafeMutablePointer<CChar>?) -> String? {
-        guard let name else { return nil }
-        let text = String(cString: name).trimmingCharacters(in: .whitespaces)
-        return text.isEmpty ? nil : text
+        perform { $0.previousChapter() }
     }
 
     // MARK: Rate
@@ -229,13 +157,17 @@ extension VLCMediaPlayer {
     /// variable of the player); setting it is queued, so the value read changes once the
     /// set has run (`setRateAndWait`). libvlc sends no event for it.
     public var rate: Float {
-        get { native.raw.map(libvlc_media_player_get_rate) ?? 1 }
-        set { perform { _ = libvlc_media_player_set_rate($0, newValue) } }
+        get { native.current?.rate ?? 1 }
+        set { perform(setRateCall(newValue)) }
     }
 
     /// Sets the rate and returns whether libvlc accepted it.
     @discardableResult
     public func setRateAndWait(_ rate: Float) async -> Bool {
-        await control.performAndWait { libvlc_media_player_set_rate($0, rate) == 0 }
+        await control.performAndWait(setRateCall(rate))
+    }
+
+    private func setRateCall(_ rate: Float) -> PlayerCall<Bool> {
+        PlayerCall { $0.setRate(rate) == 0 }
     }
 }

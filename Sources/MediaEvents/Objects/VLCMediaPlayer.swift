@@ -1,4 +1,3 @@
-import CLibVLC
 import Dispatch
 
 /// A media player.
@@ -12,7 +11,7 @@ import Dispatch
 public final class VLCMediaPlayer: VLCEventSource {
     /// The native player: created at once, or, when the player is made inside a handler, by
     /// the first block of its control queue (see `init`).
-    let native: NativeSlot
+    let native: NativeSlot<NativeMediaPlayer>
     /// The library the player was created with.
     public let library: VLCLibrary
     /// The subscribers of this player.
@@ -20,9 +19,14 @@ public final class VLCMediaPlayer: VLCEventSource {
     /// How this player's events are dispatched.
     public let configuration: any EventsConfiguring
     /// Carries out blocking libvlc calls in order, away from libvlc's threads.
-    let control: ControlQueue
+    let control: ControlQueue<NativeMediaPlayer>
     private let currentMedia = Protected(CurrentMedia())
+    /// The values the getters answer, as the player's events last reported them (rules 1, 2).
     let cache: PlaybackCache
+    /// Title and chapter reads kept away from an ending input (rule 15).
+    let titleReads = TitleReadGate()
+    /// The advance gates of the list players that play with this player (rule 16).
+    let listAdvances = PlayerAdvanceGates()
     /// Starts and ends playbacks on the control queue.
     let driver: PlaybackDriver
     /// Whether the library's log is captured for the causes of failed playbacks.
@@ -54,8 +58,8 @@ public final class VLCMediaPlayer: VLCEventSource {
     ) {
         let instance = library.native
         let pacedAudio = options.audio == .discardInRealTime
-        let create: @Sendable () -> OpaquePointer = {
-            guard let player = libvlc_media_player_new(instance.raw) else {
+        let create: @Sendable () -> NativeMediaPlayer = {
+            guard let player = NativeMediaPlayer.new(in: instance) else {
                 preconditionFailure("libvlc_media_player_new failed: \(VLCError.lastMessage(or: "out of memory"))")
             }
             // Before any play: the audio callbacks are read when an input starts.
@@ -63,8 +67,8 @@ public final class VLCMediaPlayer: VLCEventSource {
             return player
         }
         control =
-            DeliveryContext.isInDelivery || QueueIdentity.isOnSyncDeliveryQueue
-            ? ControlQueue(for: "player", creating: create) : ControlQueue(for: "player", native: create())
+            DeferredFromHandlers().around(create).map { ControlQueue(for: "player", native: $0) }
+            ?? ControlQueue(for: "player", creating: create)
         native = control.native
         self.library = library
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
@@ -73,19 +77,22 @@ public final class VLCMediaPlayer: VLCEventSource {
             causes: options.recordsFailureCauses ? InputTracker(router: library.logs.router) : nil)
         tracker.stallTimeout = options.stallTimeout
         if options.recordsFailureCauses { library.logs.startCapturing() }
-        cache = PlaybackCache(configuration: self.configuration, playbacks: tracker)
+        cache = PlaybackCache(configuration: self.configuration)
         playbacks = PlaybackEventSource()
         driver = PlaybackDriver(tracker: tracker)
-        let handler = EventsHandler(object: self, configuration: self.configuration, companion: cache)
+        let handler = EventsHandler(object: self, configuration: self.configuration)
         driver.bind(handler)
-        let table: @Sendable (OpaquePointer) -> NativeEventTable = { player in
+        let listener = PlayerListener(
+            handler: handler, cache: cache, titleReads: titleReads, listAdvances: listAdvances, tracker: tracker,
+            detour: LockedSendDetour(configuration: self.configuration))
+        let table: @Sendable (NativeMediaPlayer) -> NativeEventTable = { player in
             NativeEventTable(
-                manager: libvlc_media_player_event_manager(player),
-                types: MediaPlayerEvent.Kind.allCases.map(\.nativeType), callback: playerCallback, handler: handler)
+                manager: player.eventManager, types: MediaPlayerEvent.Kind.allCases.map(\.nativeType),
+                callback: playerCallback, receiver: listener)
         }
         // Attached at once (as every source is), or right after the native player is made,
         // before any call: the cache behind the getters must follow the player from the start.
-        if let player = native.raw {
+        if let player = native.current {
             eventHub.bind(table(player), attachNow: true)
         } else {
             let eventHub = eventHub
@@ -122,7 +129,7 @@ public final class VLCMediaPlayer: VLCEventSource {
         control.tearDown { player in
             table?.detachAll()
             driver.tearDown()
-            libvlc_media_player_release(player)
+            player.release()
         }
     }
 
@@ -150,7 +157,7 @@ public final class VLCMediaPlayer: VLCEventSource {
             let seen = cache.seenMedia
             return currentMedia.withLock { current in
                 guard current.pendingSets == 0, let seen else { return current.wrapper }
-                let mine = current.wrapper.map { UInt(bitPattern: UnsafeRawPointer($0.native.raw)) } ?? 0
+                let mine = current.wrapper?.native.address ?? 0
                 if seen.native == mine { return current.wrapper }
                 // Another media (a list player's item): the cache's wrapper of it, which the
                 // cache keeps until the next MediaChanged.
@@ -168,7 +175,7 @@ public final class VLCMediaPlayer: VLCEventSource {
             let currentMedia = currentMedia
             let driver = driver
             perform { player in
-                driver.setMedia(player, newValue?.native.raw)
+                driver.setMedia(player, newValue?.native)
                 currentMedia.withLock { $0.pendingSets -= 1 }
             }
             // This may be a handler on libvlc's thread (`media = nil` from `EndReached`): the
@@ -183,59 +190,71 @@ public final class VLCMediaPlayer: VLCEventSource {
     /// A play that starts the media (rather than resuming it) begins a new playback (see
     /// `playbacks`).
     public func play() {
-        let driver = driver
-        perform { driver.play($0) }
+        perform(playCall)
     }
 
     /// Pauses playback (no effect when the media cannot pause).
     public func pause() {
-        perform { libvlc_media_player_set_pause($0, 1) }
+        perform { $0.setPause(true) }
     }
 
     /// Resumes paused playback.
     public func resume() {
-        perform { libvlc_media_player_set_pause($0, 0) }
+        perform { $0.setPause(false) }
     }
 
     /// Stops playback; libvlc sends `Stopped` unless the player was already stopped. A playback
     /// that was running ends as `stopped`.
     public func stop() {
-        let driver = driver
-        perform { driver.stop($0) }
+        perform(stopCall)
     }
 
     /// `play()`, returning once libvlc has started opening the media.
     public func playAndWait() async {
-        let driver = driver
-        await performAndWait { driver.play($0) }
+        await performAndWait(playCall)
     }
 
     /// `stop()`, returning once the input thread has been stopped and joined.
     public func stopAndWait() async {
-        let driver = driver
-        await performAndWait { driver.stop($0) }
+        await performAndWait(stopCall)
     }
 
     /// Waits until every control call made before has been carried out.
     public func waitForPendingControls() async {
-        await performAndWait { _ in }
+        await performAndWait(PlayerCall<Void> { _ in })
     }
 
-    /// Queues `operation`; when list players play with this player, it waits first until
-    /// none of them is moving to its next item (see `AdvanceGate`).
-    func perform(_ operation: @escaping @Sendable (OpaquePointer) -> Void) {
-        let cache = cache
-        control.perform { player in
-            cache.waitForListAdvances()
-            operation(player)
-        }
+    private var playCall: PlayerCall<Void> {
+        let driver = driver
+        return PlayerCall { _ = driver.play($0) }
     }
 
-    func performAndWait(_ operation: @escaping @Sendable (OpaquePointer) -> Void) async {
-        let cache = cache
-        await control.performAndWait { player in
-            cache.waitForListAdvances()
-            operation(player)
+    private var stopCall: PlayerCall<Void> {
+        let driver = driver
+        return PlayerCall { driver.stop($0) }
+    }
+
+    /// Queues `call`; when list players play with this player, it waits first until none of
+    /// them is moving to its next item (rule 16, `AdvanceGate`).
+    func perform<Result>(_ call: PlayerCall<Result>) {
+        control.perform(gated(call))
+    }
+
+    /// Queues `call` and returns its result once it has run, after the same wait.
+    func performAndWait<Result>(_ call: PlayerCall<Result>) async -> Result {
+        await control.performAndWait(gated(call))
+    }
+
+    /// `perform` for a call defined where it is made.
+    func perform(_ operation: @escaping @Sendable (NativeMediaPlayer) -> Void) {
+        perform(PlayerCall(operation))
+    }
+
+    private func gated<Result>(_ call: PlayerCall<Result>) -> PlayerCall<Result> {
+        let listAdvances = listAdvances
+        return PlayerCall { player in
+            listAdvances.waitUntilSettled()
+            return call.body(player)
         }
     }
 
@@ -261,27 +280,18 @@ public final class VLCMediaPlayer: VLCEventSource {
     /// Setting it seeks (queued).
     public var time: Int64 {
         get { cache.current.time }
-        set { perform { libvlc_media_player_set_time($0, newValue) } }
+        set { perform { $0.setTime(newValue) } }
     }
 
     /// The position, 0 to 1, as of the last `PositionChanged` (-1 without input). Setting it
     /// seeks (queued).
     public var position: Float {
         get { cache.current.position }
-        set { perform { libvlc_media_player_set_position($0, newValue) } }
+        set { perform { $0.setPosition(newValue) } }
     }
-
-    /// Tells `gate` of every `EndReached`, inside libvlc's callback.
-    func addEndObserver(_ gate: AdvanceGate) { cache.addEndObserver(gate) }
-
-    func removeEndObserver(_ gate: AdvanceGate) { cache.removeEndObserver(gate) }
-
-    /// On the control queue: waits until no list player of this player is moving on.
-    func waitForListAdvances() { cache.waitForListAdvances() }
 
     /// The values the player's last events reported.
     var cachedValues: PlaybackCache.Values { cache.current }
-    var titleReads: TitleReadGate { cache.titleReads }
 
     /// The length of the current media in milliseconds (-1 while unknown).
     public var length: Int64 { cache.current.length }
@@ -289,31 +299,57 @@ public final class VLCMediaPlayer: VLCEventSource {
     /// The volume in percent, 0 to 200 (-1 when there is no audio output yet). Setting it is
     /// queued.
     public var volume: Int {
-        get { native.raw.map { Int(libvlc_audio_get_volume($0)) } ?? -1 }
-        set { perform { libvlc_audio_set_volume($0, Int32(newValue)) } }
+        get { native.current.map { Int($0.volume) } ?? -1 }
+        set { perform(setVolumeCall(newValue)) }
     }
 
     /// Whether audio is muted. Setting it is queued.
     public var isMuted: Bool {
-        get { native.raw.map { libvlc_audio_get_mute($0) == 1 } ?? false }
-        set { perform { libvlc_audio_set_mute($0, newValue ? 1 : 0) } }
+        get { native.current.map { $0.mute == 1 } ?? false }
+        set { perform(setMutedCall(newValue)) }
     }
 }
 
-private let playerCallback: libvlc_callback_t = { event, userData in
-    guard let event, let userData else { return }
-    // Borrowed without a retain: the native event table holds the handler until detached.
-    Unmanaged<EventsHandler<VLCMediaPlayer>>.fromOpaque(userData)._withUnsafeGuaranteedRef { handler in
-        guard let typed = MediaPlayerEvent(native: event.pointee) else { return }
-        let cache = unsafeDowncast(handler.companion.unsafelyUnwrapped, to: PlaybackCache.self)
-        cache.record(typed)
-        let delivery = PlayerDelivery(event: typed, update: cache.playbacks.record(typed))
-        let sender = UInt(bitPattern: event.pointee.p_obj)
-        if !cache.detour.take(delivery, sender, handler) {
+/// One control call of a player (see `ControlCall`).
+typealias PlayerCall<Result: Sendable> = ControlCall<NativeMediaPlayer, Result>
+
+/// The receiver of a player's listeners: the workarounds that follow the player's events learn
+/// of each first, inside libvlc's callback (rules 1, 2, 15, 16, 19), the playbacks tag it, then
+/// it is delivered, or detoured when libvlc sent it with a lock held (rule 3).
+final class PlayerListener: NativeEventReceiver {
+    let handler: EventsHandler<VLCMediaPlayer>
+    private let cache: PlaybackCache
+    private let titleReads: TitleReadGate
+    private let listAdvances: PlayerAdvanceGates
+    private let tracker: PlaybackTracker
+    private let detour: LockedSendDetour
+
+    init(
+        handler: EventsHandler<VLCMediaPlayer>, cache: PlaybackCache, titleReads: TitleReadGate,
+        listAdvances: PlayerAdvanceGates, tracker: PlaybackTracker, detour: LockedSendDetour
+    ) {
+        self.handler = handler
+        self.cache = cache
+        self.titleReads = titleReads
+        self.listAdvances = listAdvances
+        self.tracker = tracker
+        self.detour = detour
+    }
+
+    func receive(_ event: consuming MediaPlayerEvent, sender: UInt) {
+        let event = event
+        _ = titleReads.inCallback(event)
+        _ = listAdvances.inCallback(event)
+        _ = cache.inCallback(event)
+        _ = SnapshotCapture().inCallback(event)
+        let delivery = PlayerDelivery(event: event, update: tracker.record(event))
+        if !detour.inCallback(LockedSendDetour.Request(delivery: delivery, sender: sender, handler: handler)) {
             handler.handle(delivery, sender: sender) { player, delivery in player.publish(delivery) }
         }
         // The wrappers an event carries were made for it here; their last reference must
         // not go on this libvlc thread.
-        if typed.holdsWrappers { ServiceQueues.releaseLater(consume typed) }
+        if event.holdsWrappers { ServiceQueues.releaseLater(consume event) }
     }
 }
+
+private let playerCallback: NativeCallback = { NativeEvents.forward($0, $1, to: PlayerListener.self) }

@@ -1,4 +1,3 @@
-import CLibVLC
 import Dispatch
 
 /// A renderer discovery service that the installed libvlc offers.
@@ -15,7 +14,7 @@ public struct RendererDiscovererDescription: Sendable, Hashable {
 /// thread that sends the events, so raw libvlc hangs when a listener stops its own
 /// discoverer. Here `stop()` is safe from any thread, handlers included.
 public final class VLCRendererDiscoverer: VLCEventSource {
-    let native: NativePointer
+    let native: NativeRendererDiscoverer
     /// The service's name.
     public let name: String
     /// The library the discoverer was created with; kept until the native discoverer is
@@ -25,45 +24,35 @@ public final class VLCRendererDiscoverer: VLCEventSource {
     public let eventHub = EventHub<RendererDiscovererEvent>()
     /// How this discoverer's events are dispatched.
     public let configuration: any EventsConfiguring
-    private let control: ControlQueue
-    /// Whether libvlc's discoverer has a service: libvlc 3 has no getter for it, and its
+    private let control: ControlQueue<NativeRendererDiscoverer>
+    /// `start` only when no service runs (rule 18): libvlc 3 has no getter for it, and its
     /// `start` asserts there is none (with asserts off it drops the running one, whose thread
-    /// goes on calling into the discoverer). Only touched on the control queue.
-    private let started = Protected(false)
+    /// goes on calling into the discoverer).
+    private let serviceGuard = DiscovererServiceGuard(isRunning: nil)
 
     /// The renderer discovery services of the installed libvlc (plugins).
     public static func available(library: VLCLibrary) -> [RendererDiscovererDescription] {
-        var services: UnsafeMutablePointer<UnsafeMutablePointer<libvlc_rd_description_t>?>?
-        let count = libvlc_renderer_discoverer_list_get(library.native.raw, &services)
-        guard count > 0, let services else { return [] }
-        defer { libvlc_renderer_discoverer_list_release(services, Int(count)) }
-        return (0..<Int(count)).compactMap { index in
-            services[index].map {
-                RendererDiscovererDescription(
-                    name: String(cString: $0.pointee.psz_name),
-                    longName: String(cString: $0.pointee.psz_longname))
-            }
-        }
+        library.native.rendererDiscoverers().map { RendererDiscovererDescription(name: $0.name, longName: $0.longName) }
     }
 
     /// Creates a discoverer for the service `name` (see `available(library:)`).
     ///
     /// - Throws: `VLCError.creationFailed` when libvlc has no such service.
     public init(name: String, library: VLCLibrary, configuration: (any EventsConfiguring)? = nil) throws {
-        guard let discoverer = libvlc_renderer_discoverer_new(library.native.raw, name) else {
+        guard let discoverer = NativeRendererDiscoverer.new(name: name, in: library.native) else {
             throw VLCError.creationFailed(
                 what: "renderer discoverer \(name)",
                 reason: VLCError.lastMessage(or: "no such service"))
         }
-        native = NativePointer(raw: discoverer)
+        native = discoverer
         self.name = name
         self.library = library
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
         control = ControlQueue(for: "renderers", native: discoverer)
         eventHub.bind(
             NativeEventTable(
-                everyKindOf: self, manager: libvlc_renderer_discoverer_event_manager(discoverer),
-                callback: rendererCallback, configuration: self.configuration), attachNow: true)
+                everyKindOf: self, manager: discoverer.eventManager, callback: rendererCallback,
+                configuration: self.configuration), attachNow: true)
     }
 
     deinit {
@@ -71,7 +60,7 @@ public final class VLCRendererDiscoverer: VLCEventSource {
         let library = library
         control.tearDown { discoverer in
             table?.detachAll()
-            libvlc_renderer_discoverer_release(discoverer)
+            discoverer.release()
             _ = library
         }
     }
@@ -81,15 +70,14 @@ public final class VLCRendererDiscoverer: VLCEventSource {
     ///
     /// - Throws: `VLCError.invalidState` when the service cannot start.
     public func start() async throws {
-        let started = started
+        let serviceGuard = serviceGuard
         // libvlc's error message is per thread: read it where the call failed.
         let failure = await control.performAndWait { discoverer -> String? in
-            guard !started.withLock({ $0 }) else { return nil }
-            guard libvlc_renderer_discoverer_start(discoverer) == 0 else {
-                return VLCError.lastMessage(or: "unknown reason")
-            }
-            started.withLock { $0 = true }
-            return nil
+            serviceGuard.around(.start) { () -> String? in
+                guard discoverer.start() == 0 else { return VLCError.lastMessage(or: "unknown reason") }
+                serviceGuard.serviceStarted()
+                return nil
+            } ?? nil
         }
         if let failure {
             throw VLCError.invalidState("renderer discoverer \(name) did not start: \(failure)")
@@ -98,22 +86,23 @@ public final class VLCRendererDiscoverer: VLCEventSource {
 
     /// Stops discovering (queued). Renderers found are not reported as deleted.
     public func stop() {
-        let started = started
-        control.perform { Self.stopNow($0, started) }
+        control.perform(stopCall)
     }
 
     /// `stop()`, returning once the service has stopped.
     public func stopAndWait() async {
-        let started = started
-        await control.performAndWait { Self.stopNow($0, started) }
+        await control.performAndWait(stopCall)
     }
 
-    private static func stopNow(_ discoverer: OpaquePointer, _ started: Protected<Bool>) {
-        libvlc_renderer_discoverer_stop(discoverer)
-        started.withLock { $0 = false }
+    private var stopCall: ControlCall<NativeRendererDiscoverer, Void> {
+        let serviceGuard = serviceGuard
+        return ControlCall { discoverer in _ = serviceGuard.around(.stop) { discoverer.stop() } }
     }
 }
 
-private let rendererCallback: libvlc_callback_t = { event, userData in
-    deliverNativeEvent(event, userData, to: VLCRendererDiscoverer.self, RendererDiscovererEvent.init(native:))
-}
+/// The receiver of a renderer discoverer's listeners.
+typealias RendererDiscovererListener = SourceListener<
+    VLCRendererDiscoverer, NoCallbackHook<RendererDiscovererEvent>
+>
+
+private let rendererCallback: NativeCallback = { NativeEvents.forward($0, $1, to: RendererDiscovererListener.self) }

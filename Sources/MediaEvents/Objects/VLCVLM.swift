@@ -1,6 +1,4 @@
-import CLibVLC
 import Dispatch
-import Glibc
 
 /// The VLM (VideoLAN Manager) of a `VLCLibrary`: named broadcast and VOD media that stream
 /// an input to a stream-output chain, and their events.
@@ -48,16 +46,16 @@ public final class VLCVLM: VLCEventSource {
         self.library = library
         shared = library.sharedVLM
         self.configuration = configuration ?? VLCLibrary.sharedEventsConfiguration
-        let handler = EventsHandler(object: self, configuration: self.configuration)
-        let table: @Sendable (NativePointer) -> NativeEventTable = { manager in
+        let listener = VLMListener(
+            handler: EventsHandler(object: self, configuration: self.configuration), hook: NoCallbackHook())
+        let table: @Sendable (NativeEventManager) -> NativeEventTable = { manager in
             NativeEventTable(
-                manager: manager.raw, types: VLMEvent.Kind.allCases.map(\.nativeType), callback: vlmCallback,
-                handler: handler)
+                manager: manager, types: VLMEvent.Kind.allCases.map(\.nativeType), callback: vlmCallback,
+                receiver: listener)
         }
         let eventHub = eventHub
         let opening = opening
         if let manager = try shared.open(
-            library,
             inPlaceOfWaiting: { result in
                 // On the VLM queue, before any call of this object.
                 guard case .success(let manager) = result else { return }
@@ -80,18 +78,17 @@ public final class VLCVLM: VLCEventSource {
         // Counted, so that `VLCLibrary.waitForPendingTeardowns` waits for the VLM's release.
         let opening = opening
         let tearDown: @Sendable () -> Void = {
-            ServiceQueues.pendingTeardowns.async(on: shared.control) {
+            shared.control.tearDown { vlm in
                 table?.detachAll()
                 // Not when the VLM could not be opened for this object (no VLM in libvlc).
-                if opening.withLock({ $0 }) { shared.close(library) }
+                if opening.withLock({ $0 }) { shared.close(vlm) }
+                _ = library
             }
         }
         // Dropped in a handler of another VLCVLM of the library (the VLM's events come with its
         // event lock held, on the VLM queue when a VLM call sends them): queued after it returns.
-        if let table, table.isAttached, DeliveryContext.afterDelivery(from: table.managerAddress, tearDown) {
-            return
-        }
-        tearDown()
+        TeardownAfterSenderHandler().run(
+            tearDown, listeningTo: table?.managerAddress, isAttached: table?.isAttached == true)
     }
 
     // MARK: Media
@@ -111,7 +108,7 @@ public final class VLCVLM: VLCEventSource {
         name: String, input: String, output: String, options: [String] = [],
         enabled: Bool = true, loop: Bool = false
     ) {
-        perform(Self.addBroadcastCall(name, input, output, options, enabled, loop))
+        perform(.addBroadcast(name, input, output, options, enabled, loop))
     }
 
     /// `addBroadcast(name:input:output:options:enabled:loop:)`, returning once libvlc has
@@ -122,9 +119,7 @@ public final class VLCVLM: VLCEventSource {
         name: String, input: String, output: String, options: [String] = [],
         enabled: Bool = true, loop: Bool = false
     ) async throws {
-        try await performAndWait(
-            "add broadcast \(name)",
-            Self.addBroadcastCall(name, input, output, options, enabled, loop))
+        try await performAndWait(.addBroadcast(name, input, output, options, enabled, loop))
     }
 
     /// Adds a VOD media `name` for `input`, served by a VOD server module with the muxer `mux`
@@ -134,7 +129,7 @@ public final class VLCVLM: VLCEventSource {
         name: String, input: String, options: [String] = [], enabled: Bool = true,
         mux: String? = nil
     ) {
-        perform(Self.addVODCall(name, input, options, enabled, mux))
+        perform(.addVOD(name, input, options, enabled, mux))
     }
 
     /// `addVOD(name:input:options:enabled:mux:)`, returning once libvlc has added the media.
@@ -144,70 +139,70 @@ public final class VLCVLM: VLCEventSource {
         name: String, input: String, options: [String] = [], enabled: Bool = true,
         mux: String? = nil
     ) async throws {
-        try await performAndWait("add VOD \(name)", Self.addVODCall(name, input, options, enabled, mux))
+        try await performAndWait(.addVOD(name, input, options, enabled, mux))
     }
 
     /// Deletes the media `name`, stopping its instances. Queued; libvlc sends `mediaRemoved`.
     public func deleteMedia(name: String) {
-        perform { libvlc_vlm_del_media($0, name) }
+        perform(.delete(name))
     }
 
     /// `deleteMedia(name:)`, returning once the media is gone.
     ///
     /// - Throws: `VLCError.operationFailed` when there is no media `name`.
     public func deleteMediaAndWait(name: String) async throws {
-        try await performAndWait("delete \(name)") { libvlc_vlm_del_media($0, name) }
+        try await performAndWait(.delete(name))
     }
 
     /// Enables or disables the media `name` (a disabled broadcast cannot play; disabling
     /// stops its instances). Queued; libvlc sends `mediaChanged`.
     public func setEnabled(name: String, _ enabled: Bool) {
-        perform { libvlc_vlm_set_enabled($0, name, enabled ? 1 : 0) }
+        perform(.setEnabled(name, enabled))
     }
 
     /// `setEnabled(name:_:)`, returning once libvlc has carried it out.
     ///
     /// - Throws: `VLCError.operationFailed` when there is no media `name`.
     public func setEnabledAndWait(name: String, _ enabled: Bool) async throws {
-        try await performAndWait("enable \(name)") { libvlc_vlm_set_enabled($0, name, enabled ? 1 : 0) }
+        try await performAndWait(.setEnabled(name, enabled))
     }
 
     /// Sets the stream-output chain of the media `name`; it applies to instances started
     /// afterwards. Queued; libvlc sends `mediaChanged`.
     public func setOutput(name: String, _ output: String) {
-        perform { libvlc_vlm_set_output($0, name, output) }
+        perform(.setOutput(name, output))
     }
 
     /// `setOutput(name:_:)`, returning once libvlc has carried it out.
     ///
     /// - Throws: `VLCError.operationFailed` when there is no media `name`.
     public func setOutputAndWait(name: String, _ output: String) async throws {
-        try await performAndWait("set output of \(name)") { libvlc_vlm_set_output($0, name, output) }
+        try await performAndWait(.setOutput(name, output))
     }
 
     /// Replaces the inputs of the media `name` by `input`. Queued; libvlc sends
     /// `mediaChanged`.
     public func setInput(name: String, _ input: String) {
-        perform { libvlc_vlm_set_input($0, name, input) }
+        perform(.setInput(name, input))
     }
 
     /// `setInput(name:_:)`, returning once libvlc has carried it out.
     ///
     /// - Throws: `VLCError.operationFailed` when there is no media `name`.
     public func setInputAndWait(name: String, _ input: String) async throws {
-        try await performAndWait("set input of \(name)") { libvlc_vlm_set_input($0, name, input) }
+        try await performAndWait(.setInput(name, input))
     }
 
     /// Sets whether the broadcast `name` starts again at the end of its input. Queued.
     public func setLoop(name: String, _ loop: Bool) {
-        perform { libvlc_vlm_set_loop($0, name, loop ? 1 : 0) }
+        perform(.setLoop(name, loop))
     }
 
     /// `setLoop(name:_:)`, returning once libvlc has carried it out.
     ///
     /// - Throws: `VLCError.operationFailed` when there is no media `name`.
     public func setLoopAndWait(name: String, _ loop: Bool) async throws {
-        try await performAndWait("set loop of \(name)") { libvlc_vlm_set_loop($0, name, loop ? 1 : 0) }
+        try await performAndWait(.setLoop(name, loop))
     }
 
     // MARK: Instances
@@ -215,19 +210,19 @@ public final class VLCVLM: VLCEventSource {
     /// Starts (or resumes) the broadcast `name`. Queued; libvlc sends `instanceStarted`, then
     /// the instance's status events from its input thread.
     public func play(name: String) {
-        perform { libvlc_vlm_play_media($0, name) }
+        perform(.play(name))
     }
 
     /// `play(name:)`, returning once the instance is started.
     ///
     /// - Throws: `VLCError.operationFailed` when there is no media `name` or it is disabled.
     public func playAndWait(name: String) async throws {
-        try await performAndWait("play \(name)") { libvlc_vlm_play_media($0, name) }
+        try await performAndWait(.play(name))
     }
 
     /// Stops the broadcast `name`. Queued; libvlc sends `instanceStopped`.
     public func stop(name: String) {
-        perform { libvlc_vlm_stop_media($0, name) }
+        perform(.stop(name))
     }
 
     /// `stop(name:)`, returning once the instance is stopped.
@@ -235,107 +230,108 @@ public final class VLCVLM: VLCEventSource {
     /// - Throws: `VLCError.operationFailed` when there is no running instance of `name`
     ///   (libvlc stops an instance by itself at the end of its input).
     public func stopAndWait(name: String) async throws {
-        try await performAndWait("stop \(name)") { libvlc_vlm_stop_media($0, name) }
+        try await performAndWait(.stop(name))
     }
 
     /// Pauses (or resumes) the broadcast `name`. Queued; libvlc sends `instanceStatusPause`.
     public func pause(name: String) {
-        perform { libvlc_vlm_pause_media($0, name) }
+        perform(.pause(name))
     }
 
     /// `pause(name:)`, returning once libvlc has carried it out.
     ///
     /// - Throws: `VLCError.operationFailed` when there is no running instance of `name`.
     public func pauseAndWait(name: String) async throws {
-        try await performAndWait("pause \(name)") { libvlc_vlm_pause_media($0, name) }
+        try await performAndWait(.pause(name))
     }
 
     /// Seeks the broadcast `name` to `percentage` (0 to 100) of its input. Queued.
     public func seek(name: String, toPercentage percentage: Float) {
-        perform { libvlc_vlm_seek_media($0, name, percentage) }
+        perform(VLMCall("seek \(name)") { $0.seek(name, toPercentage: percentage) })
     }
 
     /// libvlc's description of the media `name` (of every media for `""`) as JSON text, or
     /// `nil` when there is no such media. Read on the VLM control queue, like the controls.
     public func describe(name: String = "") async -> String? {
-        let instance = library.native
-        return await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
-            shared.control.async {
-                libvlc_clearerr()
-                guard let text = libvlc_vlm_show_media(instance.raw, name) else {
-                    continuation.resume(returning: nil)
-                    return
-                }
-                // libvlc hands over a malloc'd string despite the const in its signature.
-                defer { free(UnsafeMutableRawPointer(mutating: text)) }
-                continuation.resume(returning: String(cString: text))
-            }
+        await shared.control.performAndWait { vlm in
+            NativeLibrary.clearError()
+            return vlm.describe(name)
         }
     }
 
     /// Waits until every VLM call made before has been carried out.
     public func waitForPendingControls() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            shared.control.async { continuation.resume() }
-        }
+        await shared.control.pendingCallsDone()
     }
 
     // MARK: Calls
 
-    private typealias Call = @Sendable (OpaquePointer) -> Int32
-
-    private static func addBroadcastCall(
-        _ name: String, _ input: String, _ output: String, _ options: [String],
-        _ enabled: Bool, _ loop: Bool
-    ) -> Call {
-        { instance in
-            withCStringArray(options) { count, array in
-                libvlc_vlm_add_broadcast(instance, name, input, output, count, array, enabled ? 1 : 0, loop ? 1 : 0)
-            }
-        }
+    private func perform(_ call: VLMCall) {
+        shared.control.perform(call.call)
     }
 
-    private static func addVODCall(
-        _ name: String, _ input: String, _ options: [String], _ enabled: Bool,
-        _ mux: String?
-    ) -> Call {
-        { instance in
-            withCStringArray(options) { count, array in
-                libvlc_vlm_add_vod(instance, name, input, count, array, enabled ? 1 : 0, mux)
-            }
-        }
-    }
-
-    private func perform(_ call: @escaping Call) {
-        let instance = library.native
-        shared.control.async { _ = call(instance.raw) }
-    }
-
-    private func performAndWait(_ what: String, _ call: @escaping Call) async throws {
-        let instance = library.native
-        let failure = await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
-            shared.control.async {
-                // libvlc keeps the last message of the thread until the next error: clear it
-                // so that a failure reports its own.
-                libvlc_clearerr()
-                let result = call(instance.raw)
-                continuation.resume(
-                    returning: result == 0 ? nil : VLCError.lastMessage(or: "libvlc returned \(result)"))
-            }
+    private func performAndWait(_ call: VLMCall) async throws {
+        let failure = await shared.control.performAndWait { vlm -> String? in
+            // libvlc keeps the last message of the thread until the next error: clear it
+            // so that a failure reports its own.
+            NativeLibrary.clearError()
+            let result = call.call.body(vlm)
+            return result == 0 ? nil : VLCError.lastMessage(or: "libvlc returned \(result)")
         }
         if let failure {
-            throw VLCError.operationFailed(what: what, reason: failure)
+            throw VLCError.operationFailed(what: call.what, reason: failure)
         }
     }
 }
 
-/// Calls `body` with `strings` as a C array of C strings (valid only during the call).
-private func withCStringArray<Result>(
-    _ strings: [String], _ body: (Int32, UnsafePointer<UnsafePointer<CChar>?>?) -> Result
-) -> Result {
-    let copies = strings.map { UnsafePointer(strdup($0)) }
-    defer { copies.forEach { free(UnsafeMutablePointer(mutating: $0)) } }
-    return copies.withUnsafeBufferPointer { body(Int32($0.count), $0.baseAddress) }
+/// One VLM call, defined once for its queued form (`play(name:)`) and its awaited one
+/// (`playAndWait(name:)`), with what it does in words for the awaited form's error.
+private struct VLMCall: Sendable {
+    let what: String
+    let call: ControlCall<NativeVLM, Int32>
+
+    init(_ what: String, _ body: @escaping @Sendable (NativeVLM) -> Int32) {
+        self.what = what
+        call = ControlCall(body)
+    }
+
+    static func addBroadcast(
+        _ name: String, _ input: String, _ output: String, _ options: [String], _ enabled: Bool, _ loop: Bool
+    ) -> VLMCall {
+        VLMCall("add broadcast \(name)") {
+            $0.addBroadcast(name: name, input: input, output: output, options: options, enabled: enabled, loop: loop)
+        }
+    }
+
+    static func addVOD(_ name: String, _ input: String, _ options: [String], _ enabled: Bool, _ mux: String?)
+        -> VLMCall
+    {
+        VLMCall("add VOD \(name)") { $0.addVOD(name: name, input: input, options: options, enabled: enabled, mux: mux) }
+    }
+
+    static func delete(_ name: String) -> VLMCall { VLMCall("delete \(name)") { $0.deleteMedia(name) } }
+
+    static func setEnabled(_ name: String, _ enabled: Bool) -> VLMCall {
+        VLMCall("enable \(name)") { $0.setEnabled(name, enabled) }
+    }
+
+    static func setOutput(_ name: String, _ output: String) -> VLMCall {
+        VLMCall("set output of \(name)") { $0.setOutput(name, output) }
+    }
+
+    static func setInput(_ name: String, _ input: String) -> VLMCall {
+        VLMCall("set input of \(name)") { $0.setInput(name, input) }
+    }
+
+    static func setLoop(_ name: String, _ loop: Bool) -> VLMCall {
+        VLMCall("set loop of \(name)") { $0.setLoop(name, loop) }
+    }
+
+    static func play(_ name: String) -> VLMCall { VLMCall("play \(name)") { $0.play(name) } }
+
+    static func stop(_ name: String) -> VLMCall { VLMCall("stop \(name)") { $0.stop(name) } }
+
+    static func pause(_ name: String) -> VLMCall { VLMCall("pause \(name)") { $0.pause(name) } }
 }
 
 /// The one native VLM of a library, shared by its `VLCVLM`s and released after the last one.
@@ -345,11 +341,11 @@ private func withCStringArray<Result>(
 /// in `libvlc_vlm_release`, and the next VLM call creates a new one.
 final class SharedVLM: Sendable {
     /// Carries out every VLM call of the library in order, away from libvlc's threads.
-    let control = ServiceQueues.control(for: "vlm")
+    let control: ControlQueue<NativeVLM>
 
     private struct State {
         var users = 0
-        var manager: NativePointer?
+        var manager: NativeEventManager?
     }
 
     private let state = Protected(State())
@@ -357,9 +353,9 @@ final class SharedVLM: Sendable {
     /// Whether the installed libvlc has a VLM, once a first `VLCVLM` of the process tried.
     private static let supported = Protected<Bool?>(nil)
 
-    private let controlMark: QueueIdentity.Mark
-
-    init() { controlMark = QueueIdentity.mark(control) }
+    init(_ vlm: NativeVLM) {
+        control = ControlQueue(for: "vlm", native: vlm, identifiable: true)
+    }
 
     /// Adds a user and returns the VLM's event manager, creating the VLM for the first user.
     ///
@@ -368,37 +364,34 @@ final class SharedVLM: Sendable {
     /// synchronous configuration delivers to, on `control` itself) it returns `nil` instead and
     /// hands the result to `opened`, on `control`, before any call queued after it.
     func open(
-        _ library: VLCLibrary,
-        inPlaceOfWaiting opened: @escaping @Sendable (Result<NativePointer, VLCError>) -> Void
-    ) throws -> NativePointer? {
+        inPlaceOfWaiting opened: @escaping @Sendable (Result<NativeEventManager, VLCError>) -> Void
+    ) throws -> NativeEventManager? {
         // A live VLCVLM keeps the VLM open, so a second one (even from a VLM handler, with the
         // VLM's lock held) needs no queue.
         if let manager = addUserIfOpen() { return manager }
-        let instance = library.native
-        let openNow: @Sendable () -> Result<NativePointer, VLCError> = { [self] in
+        let openNow: @Sendable (NativeVLM) -> Result<NativeEventManager, VLCError> = { [self] vlm in
             if let manager = addUserIfOpen() { return .success(manager) }
-            libvlc_clearerr()
-            guard let manager = libvlc_vlm_get_event_manager(instance.raw) else {
+            NativeLibrary.clearError()
+            guard let manager = vlm.eventManager else {
                 Self.supported.withLock { $0 = false }
                 return .failure(.creationFailed(what: "VLM", reason: VLCError.lastMessage(or: "VLM not supported")))
             }
             Self.supported.withLock { $0 = true }
-            let pointer = NativePointer(raw: manager)
-            state.withLock { $0 = State(users: 1, manager: pointer) }
-            return .success(pointer)
+            state.withLock { $0 = State(users: 1, manager: manager) }
+            return .success(manager)
         }
-        if DeliveryContext.isInDelivery || QueueIdentity.isOnSyncDeliveryQueue || QueueIdentity.isCurrent(controlMark) {
+        if DeferredFromHandlers.mustDefer || control.isCurrent {
             if Self.supported.withLock({ $0 }) == false {
                 throw VLCError.creationFailed(what: "VLM", reason: "VLM not supported")
             }
-            control.async { opened(openNow()) }
+            control.perform { opened(openNow($0)) }
             return nil
         }
-        return try control.sync(execute: openNow).get()
+        return try control.performBlocking(openNow).get()
     }
 
-    private func addUserIfOpen() -> NativePointer? {
-        state.withLock { state -> NativePointer? in
+    private func addUserIfOpen() -> NativeEventManager? {
+        state.withLock { state -> NativeEventManager? in
             guard state.users > 0 else { return nil }
             state.users += 1
             return state.manager
@@ -406,7 +399,7 @@ final class SharedVLM: Sendable {
     }
 
     /// Removes a user, releasing the VLM after the last one. Runs on `control`.
-    func close(_ library: VLCLibrary) {
+    func close(_ vlm: NativeVLM) {
         let last = state.withLock { state -> Bool in
             state.users -= 1
             guard state.users == 0 else { return false }
@@ -414,11 +407,12 @@ final class SharedVLM: Sendable {
             return true
         }
         if last {
-            libvlc_vlm_release(library.native.raw)
+            vlm.release()
         }
     }
 }
 
-private let vlmCallback: libvlc_callback_t = { event, userData in
-    deliverNativeEvent(event, userData, to: VLCVLM.self, VLMEvent.init(native:))
-}
+/// The receiver of a `VLCVLM`'s listeners.
+typealias VLMListener = SourceListener<VLCVLM, NoCallbackHook<VLMEvent>>
+
+private let vlmCallback: NativeCallback = { NativeEvents.forward($0, $1, to: VLMListener.self) }

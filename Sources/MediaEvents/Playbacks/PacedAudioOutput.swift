@@ -1,4 +1,3 @@
-import CLibVLC
 import Glibc
 import Synchronization
 
@@ -9,7 +8,7 @@ import Synchronization
 /// faster than real time with no sound card, and the playback time jumps. A real device makes
 /// the decoder wait: its write blocks until there is room. These callbacks (libvlc's `amem`
 /// output) do the same: each block of samples is let go when its play time comes
-/// (`libvlc_delay(pts)`), and the drain at the end waits for the last block's end. The
+/// (when libvlc's clock reaches `pts`), and the drain at the end waits for the last block's end. The
 /// decoder's thread waits, as it would on a device; nothing else does.
 enum PacedAudioOutput {
     /// The longest one block may be held: a stop waits for the decoder's thread, so a clock
@@ -29,11 +28,10 @@ enum PacedAudioOutput {
     /// the process (one small object per player made with this option): libvlc may call the
     /// callbacks until the player is released, which happens on a queue after the wrapper is
     /// gone.
-    static func install(on player: OpaquePointer) {
-        let opaque = Unmanaged.passRetained(State()).toOpaque()
-        libvlc_audio_set_callbacks(player, play, pause, nil, flush, drain, opaque)
-        libvlc_audio_set_format_callbacks(player, setup, nil)
-        libvlc_audio_set_volume_callback(player, setVolume)
+    static func install(on player: NativeMediaPlayer) {
+        NativeAudioOutput.install(
+            on: player, play: play, pause: pause, flush: flush, drain: drain, setup: setup, setVolume: setVolume,
+            opaque: Unmanaged.passRetained(State()).toOpaque())
     }
 
     private static func state(_ data: UnsafeMutableRawPointer?) -> State {
@@ -42,14 +40,14 @@ enum PacedAudioOutput {
 
     /// Sleeps until libvlc's clock reaches `pts` (at most `longestWait`).
     private static func wait(until pts: Int64) {
-        let delay = min(pts - libvlc_clock(), longestWait)
+        let delay = min(pts - NativeLibrary.clock(), longestWait)
         guard delay > 0 else { return }
         var request = timespec(tv_sec: Int(delay / 1_000_000), tv_nsec: Int(delay % 1_000_000) * 1000)
         var remaining = timespec()
         while nanosleep(&request, &remaining) == -1 && errno == EINTR { request = remaining }
     }
 
-    private static let setup: libvlc_audio_setup_cb = { data, format, rate, channels in
+    private static let setup: NativeAudioOutput.Setup = { data, format, rate, channels in
         // Signed 16-bit samples at the media's own rate and channels: the cheapest conversion.
         if let format { "S16N".withCString { _ = strncpy(format, $0, 4) } }
         if let data, let rate { state(data.pointee).rate = Int64(max(rate.pointee, 1)) }
@@ -57,24 +55,24 @@ enum PacedAudioOutput {
         return 0
     }
 
-    private static let play: libvlc_audio_play_cb = { data, _, count, pts in
+    private static let play: NativeAudioOutput.Play = { data, _, count, pts in
         let state = state(data)
         wait(until: pts)
         state.lastEnd = pts + Int64(count) * 1_000_000 / state.rate
     }
 
-    private static let pause: libvlc_audio_pause_cb = { _, _ in }
+    private static let pause: NativeAudioOutput.Pause = { _, _ in }
 
-    private static let flush: libvlc_audio_flush_cb = { data, _ in
+    private static let flush: NativeAudioOutput.Flush = { data, _ in
         state(data).lastEnd = 0
     }
 
-    private static let drain: libvlc_audio_drain_cb = { data in
+    private static let drain: NativeAudioOutput.Drain = { data in
         let state = state(data)
         if state.lastEnd > 0 { wait(until: state.lastEnd) }
     }
 
-    private static let setVolume: libvlc_audio_set_volume_cb = { data, volume, _ in
+    private static let setVolume: NativeAudioOutput.SetVolume = { data, volume, _ in
         state(data).volume.store(volume.bitPattern, ordering: .relaxed)
     }
 }

@@ -1,6 +1,4 @@
-import CLibVLC
 import Dispatch
-import Glibc
 
 /// What one delivery of a player carries: a player event, or none (a playback's start, stall
 /// or end reported by a control call), and what it did to the playbacks.
@@ -25,7 +23,7 @@ final class PlaybackDriver: Sendable {
     private let handler = Protected<EventsHandler<VLCMediaPlayer>?>(nil)
     /// The listeners on the playing media's events, and a reference of that media (its event
     /// manager goes with it); only touched on the control queue.
-    private let mediaTable = Protected<(media: NativePointer, table: NativeEventTable)?>(nil)
+    private let mediaTable = Protected<(media: NativeMedia, table: NativeEventTable)?>(nil)
 
     init(tracker: PlaybackTracker) {
         self.tracker = tracker
@@ -51,57 +49,52 @@ final class PlaybackDriver: Sendable {
     /// stopping an input that ended or failed (raw libvlc 3 ignores `play` then). Returns the
     /// playback it began, if any.
     @discardableResult
-    func play(_ player: OpaquePointer) -> PlaybackID? {
-        let state = libvlc_media_player_get_state(player)
-        if state == libvlc_Ended || state == libvlc_Error {
+    func play(_ player: NativeMediaPlayer) -> PlaybackID? {
+        let state = PlaybackState(native: player.state)
+        if state == .ended || state == .error {
             // The ended playback has its outcome already: this only forgets it.
             tracker.reserveEnding(.stopped)
-            libvlc_media_player_stop(player)
+            player.stop()
             deliver(ended: tracker.finishEnding(clear: true))
         }
-        let running =
-            state == libvlc_Opening || state == libvlc_Buffering || state == libvlc_Playing || state == libvlc_Paused
-        if !running, let media = libvlc_media_player_get_media(player) {
-            defer { libvlc_media_release(media) }
-            let mrl = libvlc_media_get_mrl(media).map { pointer in
-                defer { free(pointer) }
-                return String(cString: pointer)
-            }
+        if !state.isRunning, let media = player.media {
+            defer { media.release() }
+            let mrl = media.mrl
             listen(to: media)
             // Between the joined input (above, or a stop or media change before) and the one
             // `play` creates: every event from here on belongs to the new playback.
-            let (stamp, ended) = tracker.begin(media: UInt(bitPattern: UnsafeRawPointer(media)), mrl: mrl ?? "")
+            let (stamp, ended) = tracker.begin(media: media.address, mrl: mrl)
             var update = PlaybackTracker.Update()
             update.endedBefore = ended
-            update.began = (stamp, mrl ?? "")
+            update.began = (stamp, mrl)
             deliver(PlayerDelivery(event: nil, update: update))
             tracker.announce(stamp.playback)
-            libvlc_media_player_play(player)
+            player.play()
             return stamp.playback
         }
-        libvlc_media_player_play(player)
+        player.play()
         return nil
     }
 
     /// `stop()`.
-    func stop(_ player: OpaquePointer) {
+    func stop(_ player: NativeMediaPlayer) {
         tracker.reserveEnding(.stopped)
-        libvlc_media_player_stop(player)
+        player.stop()
         deliver(ended: tracker.finishEnding(clear: true))
     }
 
     /// Setting the media: the current playback, if it still runs, was skipped.
-    func setMedia(_ player: OpaquePointer, _ media: OpaquePointer?) {
+    func setMedia(_ player: NativeMediaPlayer, _ media: NativeMedia?) {
         tracker.reserveEnding(.skipped)
-        libvlc_media_player_set_media(player, media)
+        player.setMedia(media)
         deliver(ended: tracker.finishEnding(clear: true))
     }
 
     /// A stall the tracker found: reported, then the input is stopped and the playback fails.
-    func stall(_ player: OpaquePointer, _ stamp: PlaybackTracker.Stamp, _ reason: StallReason, seconds: Double) {
+    func stall(_ player: NativeMediaPlayer, _ stamp: PlaybackTracker.Stamp, _ reason: StallReason, seconds: Double) {
         guard tracker.current?.playback == stamp.playback else { return }
         tracker.reserveEnding(.failed(PlaybackFailure(.stalled(reason, seconds: seconds))))
-        libvlc_media_player_stop(player)
+        player.stop()
         deliver(ended: tracker.finishEnding(clear: true))
     }
 
@@ -114,31 +107,31 @@ final class PlaybackDriver: Sendable {
 
     /// Listens to `media`'s events for the playbacks (on the control queue, where attaching
     /// and detaching wait for no lock a handler could hold meanwhile).
-    private func listen(to media: OpaquePointer) {
-        if mediaTable.withLock({ $0?.media.raw == media }) { return }
+    private func listen(to media: NativeMedia) {
+        if mediaTable.withLock({ $0?.media.pointer == media.pointer }) { return }
         guard let handler = handler.withLock({ $0 }) else { return }
         let table = NativeEventTable(
-            manager: libvlc_media_event_manager(media),
+            manager: media.eventManager,
             types: MediaEvent.Kind.allCases.filter { $0 != .freed }.map(\.nativeType),
-            callback: playbackMediaCallback, handler: handler)
-        libvlc_media_retain(media)
+            callback: playbackMediaCallback,
+            receiver: PlaybackMediaListener(handler: handler, tracker: tracker))
+        media.retain()
         table.attachIfNeeded()
         let old = mediaTable.withLock { current in
-            defer { current = (NativePointer(raw: media), table) }
+            defer { current = (media, table) }
             return current
         }
         Self.detach(old)
     }
 
-    private static func detach(_ listener: (media: NativePointer, table: NativeEventTable)?) {
+    private static func detach(_ listener: (media: NativeMedia, table: NativeEventTable)?) {
         guard let listener else { return }
         listener.table.detachAll()
-        libvlc_media_release(listener.media.raw)
+        listener.media.release()
     }
 
     /// Detaches the media listener: the player's teardown, on the control queue, before the
-    /// native player is released (it releases its media). The handler is let go: it holds the
-    /// player's cache, and the cache the last media's wrapper.
+    /// native player is released (it releases its media). The handler is let go with it.
     func tearDown() {
         handler.withLock { $0 = nil }
         let old = mediaTable.withLock { current in
@@ -184,17 +177,27 @@ extension PlaybackEvent {
     }
 }
 
-/// The listener on the playing media's events: tags each with the current playback (when the
-/// media is still that playback's) and delivers it the way of the player's events.
-private let playbackMediaCallback: libvlc_callback_t = { event, userData in
-    guard let event, let userData else { return }
-    Unmanaged<EventsHandler<VLCMediaPlayer>>.fromOpaque(userData)._withUnsafeGuaranteedRef { handler in
-        guard let typed = MediaEvent(native: event.pointee) else { return }
-        let cache = unsafeDowncast(handler.companion.unsafelyUnwrapped, to: PlaybackCache.self)
-        let sender = UInt(bitPattern: event.pointee.p_obj)
-        if let stamp = cache.playbacks.record(typed, sender: sender) {
-            handler.handle((typed, stamp), sender: sender) { player, tagged in player.publish(tagged.0, tagged.1) }
-        }
-        if typed.holdsWrappers { ServiceQueues.releaseLater(consume typed) }
+/// The receiver of the listeners on the playing media's events: tags each with the current
+/// playback (when the media is still that playback's) and delivers it the way of the player's
+/// events.
+final class PlaybackMediaListener: NativeEventReceiver {
+    private let handler: EventsHandler<VLCMediaPlayer>
+    private let tracker: PlaybackTracker
+
+    init(handler: EventsHandler<VLCMediaPlayer>, tracker: PlaybackTracker) {
+        self.handler = handler
+        self.tracker = tracker
     }
+
+    func receive(_ event: consuming MediaEvent, sender: UInt) {
+        let event = event
+        if let stamp = tracker.record(event, sender: sender) {
+            handler.handle((event, stamp), sender: sender) { player, tagged in player.publish(tagged.0, tagged.1) }
+        }
+        if event.holdsWrappers { ServiceQueues.releaseLater(consume event) }
+    }
+}
+
+private let playbackMediaCallback: NativeCallback = {
+    NativeEvents.forward($0, $1, to: PlaybackMediaListener.self)
 }

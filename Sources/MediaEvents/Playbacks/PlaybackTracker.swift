@@ -227,7 +227,7 @@ final class PlaybackTracker: Sendable {
                 // its input first): it ends here, and no playback is current until a start.
                 update.endedBefore = Self.decide(&state, state.current?.ending ?? .skipped)
                 state.current = nil
-                state.changedMedia = media.map { UInt(bitPattern: UnsafeRawPointer($0.native.raw)) } ?? 0
+                state.changedMedia = media?.native.address ?? 0
             case .opening:
                 if let current = state.current, current.outcome == nil, !current.sawOpening {
                     state.current?.sawOpening = true

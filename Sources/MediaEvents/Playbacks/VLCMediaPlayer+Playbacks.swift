@@ -1,5 +1,3 @@
-import CLibVLC
-
 /// What a player's playbacks record and where its audio goes; given at creation.
 public struct PlayerOptions: Sendable {
     /// Where the player's audio goes.
@@ -64,11 +62,7 @@ extension VLCMediaPlayer {
     /// began none: the player resumed a running one, or has no media.
     public func startPlayback() async -> PlaybackID? {
         let driver = driver
-        let cache = cache
-        return await control.performAndWait { player in
-            cache.waitForListAdvances()
-            return driver.play(player)
-        }
+        return await performAndWait(PlayerCall { driver.play($0) })
     }
 
     /// The end of `playback`: waits for it, or answers at once for one that ended (among the

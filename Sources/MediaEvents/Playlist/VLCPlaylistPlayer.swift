@@ -1,4 +1,3 @@
-import CLibVLC
 import Dispatch
 
 /// A playlist played through one `VLCMediaPlayer`, owned in Swift.
@@ -227,7 +226,7 @@ public final class VLCPlaylistPlayer: VLCEventSource {
         player.perform { player in
             guard state.withLock({ $0.isCurrent(generation) }) else { return }
             driver.tracker.setNextEntry(item.entry.id)
-            driver.setMedia(player, item.media.native.raw)
+            driver.setMedia(player, item.media.native)
             driver.play(player)
         }
         if let next { prepare(next) }

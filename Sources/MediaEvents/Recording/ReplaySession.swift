@@ -1,5 +1,3 @@
-import CLibVLC
-
 /// What a ``ReplaySession`` delivers by itself.
 public enum ReplayMode: Sendable, Hashable {
     /// Every recorded event and mark, at its recorded time. The app's calls are recorded, and
@@ -518,7 +516,7 @@ final class ReplayMediaFactory: Sendable {
         let library = library ?? Self.sharedLibrary
         // libvlc_media_new_location keeps the location as given, so `mrl` reads back the
         // recorded string exactly.
-        guard let native = libvlc_media_new_location(library.native.raw, mrl) else {
+        guard let native = NativeMedia.new(location: mrl, in: library.native) else {
             preconditionFailure("libvlc_media_new_location failed: \(VLCError.lastMessage(or: "out of memory"))")
         }
         let media = VLCMedia(adopting: native, configuration: configuration, attachNow: true)

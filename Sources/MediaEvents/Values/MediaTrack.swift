@@ -1,6 +1,3 @@
-import CLibVLC
-import Glibc
-
 /// An elementary stream (track) of a parsed media, copied from `libvlc_media_tracks_get`.
 public struct MediaTrack: Sendable, Hashable, CustomStringConvertible {
     /// Audio, video, text or unknown.
@@ -44,11 +41,7 @@ public struct MediaTrack: Sendable, Hashable, CustomStringConvertible {
 
     /// libvlc's human-readable name of the codec (for example "PCM S16 LE").
     public var codecDescription: String {
-        guard
-            let text = libvlc_media_get_codec_description(
-                libvlc_track_type_t(rawValue: type.rawValue), codec)
-        else { return codecName }
-        return String(cString: text)
+        NativeMedia.codecDescription(type: type.rawValue, codec: codec) ?? codecName
     }
 
     /// A one-line summary: type, id and codec, then channels and rate, frame size and language
@@ -66,29 +59,28 @@ public struct MediaTrack: Sendable, Hashable, CustomStringConvertible {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    init(native track: libvlc_media_track_t) {
-        let type = TrackType(native: track.i_type.rawValue)
+    /// A track as `NativeMedia.tracks` copies it; `frameRate` follows from `frameRateFraction`.
+    init(
+        type: TrackType, codec: UInt32, originalFourCC: UInt32, id: Int, profile: Int, level: Int, bitrate: Int,
+        language: String?, trackDescription: String?, audioChannels: Int?, audioRate: Int?, videoWidth: Int?,
+        videoHeight: Int?, frameRateFraction: FrameRate?, subtitleEncoding: String?
+    ) {
         self.type = type
-        codec = track.i_codec
-        originalFourCC = track.i_original_fourcc
-        id = Int(track.i_id)
-        profile = Int(track.i_profile)
-        level = Int(track.i_level)
-        bitrate = Int(track.i_bitrate)
-        language = track.psz_language.map { String(cString: $0) }
-        trackDescription = track.psz_description.map { String(cString: $0) }
-        let audio = type == .audio ? track.audio?.pointee : nil
-        audioChannels = audio.map { Int($0.i_channels) }
-        audioRate = audio.map { Int($0.i_rate) }
-        let video = type == .video ? track.video?.pointee : nil
-        videoWidth = video.map { Int($0.i_width) }
-        videoHeight = video.map { Int($0.i_height) }
-        frameRateFraction = video.flatMap { video in
-            video.i_frame_rate_num > 0 && video.i_frame_rate_den > 0
-                ? FrameRate(numerator: Int(video.i_frame_rate_num), denominator: Int(video.i_frame_rate_den)) : nil
-        }
+        self.codec = codec
+        self.originalFourCC = originalFourCC
+        self.id = id
+        self.profile = profile
+        self.level = level
+        self.bitrate = bitrate
+        self.language = language
+        self.trackDescription = trackDescription
+        self.audioChannels = audioChannels
+        self.audioRate = audioRate
+        self.videoWidth = videoWidth
+        self.videoHeight = videoHeight
+        self.frameRateFraction = frameRateFraction
         frameRate = frameRateFraction.map { Double($0.numerator) / Double($0.denominator) }
-        subtitleEncoding = type == .text ? track.subtitle?.pointee.psz_encoding.map { String(cString: $0) } : nil
+        self.subtitleEncoding = subtitleEncoding
     }
 }
 
@@ -119,11 +111,5 @@ public struct FrameRate: Sendable, Hashable, CustomStringConvertible {
 
 extension VLCMedia {
     /// The tracks found by parsing (or playing); empty before.
-    public var tracks: [MediaTrack] {
-        var array: UnsafeMutablePointer<UnsafeMutablePointer<libvlc_media_track_t>?>?
-        let count = libvlc_media_tracks_get(native.raw, &array)
-        guard count > 0, let array else { return [] }
-        defer { libvlc_media_tracks_release(array, count) }
-        return (0..<Int(count)).compactMap { array[$0].map { MediaTrack(native: $0.pointee) } }
-    }
+    public var tracks: [MediaTrack] { native.tracks }
 }

@@ -1,6 +1,6 @@
 // Values/ — plain values that cross the API: states, parse results, track types and metadata
-// keys, tracks, and `VLCError`. No state and no queues; the only libvlc calls read values (the
-// track list, codec descriptions, libvlc's last error message).
+// keys, tracks, and `VLCError`. No state and no queues; what they read from libvlc (the track
+// list, codec descriptions, libvlc's last error message) they read through Native/.
 
 /// The state of a media or player, as libvlc reports it (`libvlc_state_t`).
 public enum PlaybackState: Int32, Sendable, CaseIterable, CustomStringConvertible {
@@ -11,6 +11,9 @@ public enum PlaybackState: Int32, Sendable, CaseIterable, CustomStringConvertibl
     case nothingSpecial = 0, opening, buffering, playing, paused, stopped, ended, error
 
     init(native: Int32) { self = PlaybackState(rawValue: native) ?? .nothingSpecial }
+
+    /// Whether an input runs: opening, buffering, playing or paused.
+    var isRunning: Bool { self == .opening || self == .buffering || self == .playing || self == .paused }
 
     /// The case's name, for example `playing`.
     public var description: String {

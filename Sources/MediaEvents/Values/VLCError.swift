@@ -1,5 +1,3 @@
-import CLibVLC
-
 /// An error reported by MediaEvents or libvlc.
 public enum VLCError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `libvlc_new` failed: usually an unknown or malformed argument, or missing plugins.
@@ -39,11 +37,6 @@ public enum VLCError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// libvlc's last error message on this thread, or a fallback.
     static func lastMessage(or fallback: String) -> String {
-        if let message = libvlc_errmsg() {
-            let text = String(cString: message)
-            libvlc_clearerr()
-            if !text.isEmpty { return text }
-        }
-        return fallback
+        NativeLibrary.takeLastError() ?? fallback
     }
 }

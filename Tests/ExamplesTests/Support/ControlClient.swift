@@ -3,6 +3,7 @@
 
 import Foundation
 import Glibc
+import TestSupport
 
 /// A short socket path for a test: under /tmp (a sockaddr_un holds 107 bytes; the media
 /// root's paths may be longer), removed at exit with the media by `TestMedia.cleanUp`'s

@@ -4,6 +4,7 @@
 
 import Foundation
 import Glibc
+import TestSupport
 import XCTest
 
 /// Waits until `condition` holds, checking every 20 ms; returns whether it did within

@@ -4,6 +4,7 @@
 
 import Foundation
 import Glibc
+import TestSupport
 import XCTest
 
 /// A `dbus-daemon` of the test's own, listening in a fresh directory, stopped by `stop()` or

@@ -3,6 +3,7 @@
 
 import Foundation
 import Glibc
+import TestSupport
 import XCTest
 
 /// The products directory of this build (where `swift build` puts `media-events`): the

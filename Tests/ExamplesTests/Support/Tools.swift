@@ -3,6 +3,7 @@
 
 import Foundation
 import Glibc
+import TestSupport
 
 /// The repository's root: this file is Tests/ExamplesTests/Support/Tools.swift.
 let repositoryRoot = URL(fileURLWithPath: #filePath)

@@ -5,6 +5,7 @@
 // them at a barrier until all are running, then releases them together.
 
 import Foundation
+import TestSupport
 import XCTest
 
 /// A one-shot barrier: the first `parties - 1` callers of `arriveAndWait` block until the

@@ -1,6 +1,7 @@
 // Hang protection: a deadlock in a test must fail that test, not freeze the whole run.
 
 import Foundation
+import TestSupport
 import XCTest
 
 /// Runs `body` on a new `Thread` and waits up to `seconds` for it. On timeout it records

@@ -6,6 +6,7 @@ import CVLCTestSupport
 import Foundation
 import Glibc
 @testable import MediaEvents
+import TestSupport
 import XCTest
 
 /// One libvlc instance for the whole test process: libvlc loads its plugins once per

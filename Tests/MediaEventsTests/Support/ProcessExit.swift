@@ -1,4 +1,5 @@
 import MediaEvents
+import TestSupport
 import XCTest
 
 /// Makes each test end with the libvlc teardowns it queued, and the process exit only once
@@ -12,34 +13,14 @@ import XCTest
 /// An `atexit` handler comes too late for that (those libraries register their destructors
 /// after it, so theirs run first); an XCTest observer waits before the runner returns.
 enum ProcessExit {
-    private final class Observer: NSObject, XCTestObservation {
-        func testCaseDidFinish(_ testCase: XCTestCase) {
-            ProcessExit.waitForTeardowns(after: testCase.name)
-        }
-
-        func testBundleDidFinish(_ testBundle: Bundle) {
-            ProcessExit.waitForTeardowns(after: "the last test")
-        }
-    }
-
-    private static let registration: Void = {
-        XCTestObservationCenter.shared.addTestObserver(Observer())
-    }()
-
-    /// Registers the observer (once); called when a test first makes media.
-    static func register() {
-        _ = registration
-    }
-
-    /// At process exit, before the generated media are removed: a last wait, for a process
-    /// that ran no test through the observer.
+    /// At process exit, before the generated media are removed: a last wait, bounded.
     static func beforeCleanUp() {
         VLCLibrary.waitForPendingTeardowns(timeout: 10)
     }
 
     /// The main queue is run meanwhile: deliveries queued there by the main configurations
     /// hold leases until they have run.
-    private static func waitForTeardowns(after what: String) {
+    static func waitForTeardowns(after what: String) {
         let deadline = Date() + 30
         var done = false
         while !done, Date() < deadline {
@@ -50,5 +31,17 @@ enum ProcessExit {
             let line = "ProcessExit: the teardowns queued by \(what) did not finish within 30 s\n"
             _ = line.withCString { write(2, $0, strlen($0)) }
         }
+    }
+}
+
+/// TestMedia waits through this after each test that followed the first one to make media, and
+/// at exit (see `TestMediaTeardownWaiting`).
+extension XCTestCase: TestMediaTeardownWaiting {
+    public static func waitForTeardowns(after what: String) {
+        ProcessExit.waitForTeardowns(after: what)
+    }
+
+    public static func waitBeforeMediaCleanUp() {
+        ProcessExit.beforeCleanUp()
     }
 }

@@ -1,22 +1,19 @@
 // Swift face of the C ground-truth listener in CVLCTestSupport (rawrec), plus a headless
-// libvlc instance for tests. This is the only support file that imports libvlc; it does not
-// use the MediaEvents library.
+// libvlc instance for tests. It uses no wrapper of MediaEvents: only its Native/ layer, the thin
+// C calls through which every libvlc call of the package goes.
 
 import CLibVLC
 import CVLCTestSupport
 import Foundation
+@testable import MediaEvents
 
 /// The arguments every test instance uses: no sound card, no display, no noise.
 let testVLCArguments = ["--quiet", "--aout=adummy", "--vout=dummy", "--no-video-title-show"]
 
-/// A new headless `libvlc_instance_t` (release it with `libvlc_release`), or nil if libvlc
-/// could not start (e.g. plugins missing: install `vlc-plugin-base`).
-func makeTestVLCInstance(extraArguments: [String] = []) -> OpaquePointer? {
-    let args = testVLCArguments + extraArguments
-    let cStrings = args.map { strdup($0) }
-    defer { cStrings.forEach { free($0) } }
-    let argv = cStrings.map { UnsafePointer<CChar>($0) }
-    return argv.withUnsafeBufferPointer { libvlc_new(Int32(args.count), $0.baseAddress) }
+/// A new headless libvlc instance (release it with `release()`), or nil if libvlc could not
+/// start (e.g. plugins missing: install `vlc-plugin-base`).
+func makeTestVLCInstance(extraArguments: [String] = []) -> NativeLibrary? {
+    NativeLibrary.new(arguments: testVLCArguments + extraArguments)
 }
 
 /// One event exactly as libvlc delivered it to the raw C callback (payload mapping: see
@@ -67,6 +64,11 @@ final class RawEventRecorder: @unchecked Sendable {
     @discardableResult
     func attach(_ eventManager: OpaquePointer, tag: Int32 = 0, types: [libvlc_event_e]) -> Bool {
         attach(eventManager, tag: tag, types: types.map { Int32(bitPattern: $0.rawValue) })
+    }
+
+    @discardableResult
+    func attach(_ eventManager: NativeEventManager, tag: Int32 = 0, types: [libvlc_event_e]) -> Bool {
+        attach(eventManager.pointer, tag: tag, types: types)
     }
 
     /// Detaches every attachment exactly once (idempotent). Call before releasing the objects.

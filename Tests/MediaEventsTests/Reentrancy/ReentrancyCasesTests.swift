@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 @_spi(Benchmarks) @testable import MediaEvents
 import Synchronization
+import TestSupport
 import XCTest
 
 /// One test per re-entrancy case the library once got wrong (a trap, a deadlock, a late
@@ -127,6 +128,7 @@ final class ReentrancyCasesTests: XCTestCase {
     /// A is delivered synchronously on Q, B asynchronously on R, which targets Q, so R has a
     /// mark of its own. A block of R owns Q: A's synchronous delivery from there must run
     /// inline (it used to see only R's mark and `Q.sync` trapped with SIGILL).
+    /// Workaround: `SyncOntoCurrentQueue` (rule 14 of SendSites.md) — this test fails without it.
     func testSyncDelivery_whenSentFromBlockOfMarkedQueueTargetingItsQueue_runsInlineWithoutTrap() {
         for submit in ["sync", "async"] {
             let q = DispatchQueue(label: "cases.shadow.Q.\(submit)")
@@ -217,7 +219,7 @@ final class ReentrancyCasesTests: XCTestCase {
     // MARK: 3. waitForPendingEdits from item handlers
 
     private static func nativeCount(_ list: VLCMediaList) -> Int {
-        Int(libvlc_media_list_count(list.native.raw))
+        Int(list.native.count)
     }
 
     /// Inside a blocking delivery of the list's own item event (sync queue configuration) the
@@ -596,6 +598,7 @@ final class ReentrancyCasesTests: XCTestCase {
 
     /// `play` sends MetaChanged(NowPlaying) and `set_media` the old media's StateChanged with
     /// the player's lock held: player getters called there used to take it again and hang.
+    /// Workaround: `PlaybackCache` (rule 1 of SendSites.md) — this test fails without it.
     func testPlayerGetters_whenReadFromMediaHandlersDuringPlayAndSetMedia_answerWithoutHang() {
         for mode in [DispatchMode.inline, .queueSync] {
             let (configuration, _) = mode.make(label: "cases.getters")
@@ -681,6 +684,7 @@ final class ReentrancyCasesTests: XCTestCase {
     /// list's item, the user's own), its first: making a second list wrapper took that lock
     /// again, and the queue and the preparser waited for each other. One wrapper per native
     /// list: the second wrapper reads the first's.
+    /// Workaround: `SubItemListLock` (rule 8 of SendSites.md) — this test fails without it.
     func testSubItems_whenASecondWrapperReadsThemOnTheQueueTheSubItemListWaitsFor_answerWithoutHang() throws {
         let entries = 3
         let queue = MarkedQueue(label: "cases.second-wrapper")
@@ -698,7 +702,7 @@ final class ReentrancyCasesTests: XCTestCase {
                     if case .parsedChanged(let status) = event, status != .none { parsed.record(status) }
                 }
                 // Another wrapper of the same media makes the list, delivered on the queue.
-                let listMaker = VLCMedia(retaining: media.native.raw, configuration: configuration)
+                let listMaker = VLCMedia(retaining: media.native, configuration: configuration)
                 let listToken = listMaker.subItemList.observe(.itemAdded) { _ in }
                 // A handler of another object runs on the queue when the preparser starts
                 // waiting for it, holding the sub-item list's lock.
@@ -734,6 +738,7 @@ final class ReentrancyCasesTests: XCTestCase {
     /// thread holds until the handler returns: queued at once, it held up the teardown queue
     /// and the wait ran out its whole timeout. It is queued once the handler has returned, and
     /// the wait leaves it out, as it leaves out the objects being delivered.
+    /// Workaround: `TeardownAfterSenderHandler` (rule 5 of SendSites.md) — this test fails without it.
     func testWaitForPendingTeardowns_whenASubscribedSecondWrapperOfTheSenderIsDroppedInItsHandler_returnsAtOnce() {
         for mode in DispatchMode.allCases {
             let (configuration, _) = mode.make(label: "cases.second-wrapper-teardown")
@@ -741,7 +746,7 @@ final class ReentrancyCasesTests: XCTestCase {
             let secondFreed = Counter()
             runWithDeadline(40, "\(mode): waitForPendingTeardowns after dropping a second wrapper") {
                 let media = makeMedia(SharedMedia.shortWAV, configuration: configuration)
-                let second = Box<VLCMedia>(VLCMedia(retaining: media.native.raw, configuration: configuration))
+                let second = Box<VLCMedia>(VLCMedia(retaining: media.native, configuration: configuration))
                 // Subscribed: its listener is attached to the same event manager.
                 let secondToken = second.current!.observe(.metaChanged, onCompletion: { secondFreed.increment() }) {
                     _ in
@@ -810,6 +815,7 @@ final class ReentrancyCasesTests: XCTestCase {
     /// directly, that set waited for the event lock: deadlock (libdispatch does not tell that
     /// `top` targets `base`, so the block could not be recognized). `setMeta` is now always
     /// queued on the media's control queue, and `meta(_:)` answers the new value at once.
+    /// Workaround: `SetMetaQueue` (rule 5 of SendSites.md) — this test fails without it.
     func testSetMeta_whenCalledFromABlockOfTheQueueTheDeliveryQueueTargets_neitherWaitsNorLosesTheValue() {
         let base = DispatchQueue(label: "cases.setmeta.base")
         let top = DispatchQueue(label: "cases.setmeta.top", target: base)
@@ -854,6 +860,7 @@ final class ReentrancyCasesTests: XCTestCase {
     /// a bystander's `SnapshotTaken` tells the handler that the callback runs; the handler then
     /// makes a player and a list player. Their native objects are made on their control queues
     /// once the handler has returned, and they work.
+    /// Workaround: `DeferredFromHandlers` (rule 13 of SendSites.md) — this test fails without it.
     func testPlayerInit_whenCalledInAHandlerWhileASnapshotIsBeingTaken_returnsAndThePlayerWorks() async throws {
         for mode in [DispatchMode.inline, .queueSync] {
             let (configuration, _) = mode.make(label: "cases.snapshot-players")

@@ -6,8 +6,8 @@
 import Foundation
 import Glibc
 
-final class LocalHTTPServer: Sendable {
-    enum Mode: Sendable, Equatable {
+public final class LocalHTTPServer: Sendable {
+    public enum Mode: Sendable, Equatable {
         /// Serve the whole body (status 200, correct Content-Length).
         case full
         /// Send the headers (announcing the full Content-Length) and the first `afterBytes`
@@ -16,13 +16,13 @@ final class LocalHTTPServer: Sendable {
         case dieMidStream(afterBytes: Int, reset: Bool = true)
     }
 
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
     }
 
     /// The port the server listens on (127.0.0.1).
-    let port: UInt16
-    let mode: Mode
+    public let port: UInt16
+    public let mode: Mode
     private let body: Data
     private let fileName: String
     private let contentType: String
@@ -30,17 +30,17 @@ final class LocalHTTPServer: Sendable {
     private let finished = DispatchSemaphore(value: 0)
 
     /// http://127.0.0.1:<port>/<file name, percent-encoded>
-    var url: URL {
+    public var url: URL {
         let escaped = fileName.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? "media"
         return URL(string: "http://127.0.0.1:\(port)/\(escaped)")!
     }
 
     /// Request lines received so far ("GET /x HTTP/1.1"), in order.
-    var requests: [String] { shared.state.withLock { $0.requests } }
+    public var requests: [String] { shared.state.withLock { $0.requests } }
     /// Number of connections accepted so far.
-    var connectionCount: Int { shared.state.withLock { $0.connections } }
+    public var connectionCount: Int { shared.state.withLock { $0.connections } }
 
-    convenience init(
+    public convenience init(
         serving file: URL, mode: Mode = .full, contentType: String? = nil,
         maxConnections: Int = 16, timeLimit: Double = 30
     ) throws {
@@ -51,7 +51,7 @@ final class LocalHTTPServer: Sendable {
             maxConnections: maxConnections, timeLimit: timeLimit)
     }
 
-    init(
+    public init(
         data: Data, fileName: String = "media", mode: Mode = .full,
         contentType: String = "application/octet-stream",
         maxConnections: Int = 16, timeLimit: Double = 30
@@ -82,7 +82,7 @@ final class LocalHTTPServer: Sendable {
     }
 
     /// Stops accepting, waits (up to 5 s) for the server thread to finish. Idempotent.
-    func stop() {
+    public func stop() {
         let first = shared.state.withLock { state -> Bool in
             defer { state.stopRequested = true }
             return !state.stopRequested
@@ -95,7 +95,7 @@ final class LocalHTTPServer: Sendable {
 
     /// A local TCP port with nothing listening on it (bound to get a free number, then closed):
     /// connecting to it is refused.
-    static func closedPort() throws -> UInt16 {
+    public static func closedPort() throws -> UInt16 {
         let (fd, port) = try listenSocket(listen: false)
         close(fd)
         return port
@@ -107,7 +107,7 @@ final class LocalHTTPServer: Sendable {
         struct State {
             var stopRequested = false
             var connections = 0
-            var requests: [String] = []
+            public var requests: [String] = []
         }
         let state = Locked(State())
     }

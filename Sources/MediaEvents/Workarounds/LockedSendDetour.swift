@@ -1,11 +1,11 @@
 import Dispatch
 import Synchronization
 
-/// `TitleChanged` and `SnapshotTaken` are delivered from a queue of MediaEvents, never from
-/// the sending thread, in the inline and synchronous configurations: libvlc sends each with a
-/// lock held that ordinary calls need.
+/// Rule 3 (and 13 for `SnapshotTaken`): `TitleChanged` and `SnapshotTaken` are delivered from a
+/// queue of MediaEvents, never from the sending thread, in the inline and synchronous
+/// configurations: libvlc sends each with a lock held that ordinary calls need.
 ///
-/// - `TitleChanged` from `InitTitle` comes with the media's item lock held (send-site P13a),
+/// - `TitleChanged` from `InitTitle` comes with the media's item lock held (send site P13a),
 ///   which every media getter (`mrl`, `duration`, `meta`, `tracks`) takes: from an inline
 ///   handler that is a self-deadlock on the input thread, and a synchronous delivery makes that
 ///   thread wait for a queue where anything reading the media waits for the lock. The callback
@@ -20,22 +20,38 @@ import Synchronization
 /// handlers see libvlc's order. libvlc sends one object's events one at a time (under its
 /// event manager's lock), so the decision and the queueing are serialized. The asynchronous
 /// configurations never make libvlc wait: they need no detour.
-final class LockedSendDetour: Sendable {
+final class LockedSendDetour: LibvlcWorkaround {
+    typealias Event = Request
+
+    static let rule = 3
+    static let test = "ReentrancyMatrixTests.testEveryMember_whenCalledFromEveryHandlerInline_neitherHangsNorCrashes"
+
+    /// One delivery of the player, as its callback is about to hand it to the handler.
+    struct Request {
+        let delivery: PlayerDelivery
+        let sender: UInt
+        let handler: EventsHandler<VLCMediaPlayer>
+    }
+
     private let isAsync: Bool
     private let queue = DispatchQueue(label: "MediaEvents.detour.player", qos: ServiceQueues.qos)
     /// Detoured deliveries not yet done.
     private let pending = Atomic<Int>(0)
 
-    init(isAsync: Bool) { self.isAsync = isAsync }
+    init(configuration: any EventsConfiguring) {
+        isAsync = configuration.dispatchQueue != nil && configuration.isAsync
+    }
 
-    /// Queues the delivery of `event` when it must not be delivered here; `false` to deliver
-    /// it as the configuration says.
-    func take(_ delivery: PlayerDelivery, _ sender: UInt, _ handler: EventsHandler<VLCMediaPlayer>) -> Bool {
-        guard !isAsync, let kind = delivery.event?.kind,
+    /// Inside the player's callback: queues the delivery of `request` when it must not be
+    /// delivered on this thread (`true`); `false` to deliver it as the configuration says.
+    func inCallback(_ request: Request) -> Bool {
+        guard !isAsync, let kind = request.delivery.event?.kind,
             kind == .titleChanged || kind == .snapshotTaken || pending.load(ordering: .acquiring) > 0
         else { return false }
         pending.add(1, ordering: .relaxed)
-        let handler = Unmanaged.passRetained(handler)
+        let handler = Unmanaged.passRetained(request.handler)
+        let delivery = request.delivery
+        let sender = request.sender
         ServiceQueues.pendingTeardowns.async(on: queue) {
             handler.takeRetainedValue().handle(delivery, sender: sender) { player, delivery in
                 player.publish(delivery)

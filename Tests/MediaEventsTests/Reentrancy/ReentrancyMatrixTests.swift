@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 @testable import MediaEvents
+import TestSupport
 import XCTest
 
 /// Every public member of every object, called from inside the handler of every event that
@@ -18,6 +19,7 @@ import XCTest
 final class ReentrancyMatrixTests: XCTestCase {
     // One test per configuration, so that `swift test --parallel` runs them side by side: a
     // run mostly waits for libvlc (about a tenth of its time is CPU).
+    /// Workaround: `LockedSendDetour` (rule 3 of SendSites.md) — this test fails without it.
     func testEveryMember_whenCalledFromEveryHandlerInline_neitherHangsNorCrashes() throws {
         try runMatrix(.inline)
     }
@@ -189,45 +191,54 @@ final class MatrixWorld: Sendable {
     }
 }
 
-/// What a matrix run calls from its handlers.
+/// What a matrix run calls from its handlers, with what the run needs to know of it.
 struct MatrixMember: Sendable {
+    /// What calling a member does besides the call.
+    struct Traits: OptionSet, Sendable {
+        let rawValue: Int
+
+        /// It changes what the scenario does next (a control call, an edit): it runs after the
+        /// calm members have seen every event.
+        static let perturbs = Traits(rawValue: 1)
+        /// It makes a native player (`libvlc_media_player_new`, also inside
+        /// `libvlc_media_list_player_new`), which waits for a running `snapshot-file` callback:
+        /// the calm run calls it together with snapshots.
+        static let makesPlayer = Traits(rawValue: 2)
+    }
+
     let name: String
+    let traits: Traits
     let call: @Sendable (MatrixWorld) -> Void
 
-    init(_ name: String, _ call: @escaping @Sendable (MatrixWorld) -> Void) {
+    init(_ name: String, _ traits: Traits = [], _ call: @escaping @Sendable (MatrixWorld) -> Void) {
         self.name = name
+        self.traits = traits
         self.call = call
     }
 
     /// Whether calling it changes what the scenario does next (a control call, an edit).
-    var perturbs: Bool { Self.perturbing.contains(name) }
-
-    static let perturbing: Set<String> = [
-        "player.time = 0", "player.position = 0.1", "player.volume = 80", "player.isMuted = false",
-        "player.pause", "player.resume", "player.stop", "player.play", "player.media = spare",
-        "player.playAndWait", "player.stopAndWait", "media.stopParsing", "media.parse",
-        "list.append", "list.insert", "list.remove", "listPlayer.playbackMode = default", "listPlayer.pause",
-        "listPlayer.resume", "listPlayer.next", "listPlayer.previous", "listPlayer.play(at:)", "listPlayer.stop",
-        "listPlayer.init(mediaPlayer:)", "player.selectTrack", "player.selectTrackAndWait", "player.setChapter",
-        "player.nextChapter", "player.previousChapter", "player.setTitle", "player.rate = 1", "player.setRateAndWait",
-        "player.setAudioOutputDevice", "player.setVolumeAndWait", "player.setMutedAndWait",
-    ]
+    var perturbs: Bool { traits.contains(.perturbs) }
 
     static let all: [MatrixMember] =
         player + playerMediaCalls + media + secondWrappers + list + listPlayer + library
 
-    /// The runs of members that leave the scenario as it is: one. (Members that make players,
-    /// `libvlc_media_player_new` inside, run together with snapshots: made in a handler, the
-    /// native player is created on its control queue, never while the library's
-    /// `snapshot-file` callback waits for that handler's event lock.)
+    /// The runs of members that leave the scenario as it is: one. Members that make players run
+    /// together with snapshots: made in a handler, the native player is created on its control
+    /// queue, never while the library's `snapshot-file` callback waits for that handler's event
+    /// lock.
     static func calmRuns(_ scenario: MatrixScenario) -> [[MatrixMember]] {
-        [all.filter { !$0.perturbs }]
+        let calm = all.filter { !$0.perturbs }
+        precondition(
+            calm.contains { $0.traits.contains(.makesPlayer) } && calm.contains { $0.name == "player.takeSnapshot" },
+            "the calm run makes players while snapshots are taken")
+        return [calm]
     }
 
     /// Starts `call` on the world's player as a task the run waits for.
-    private static func task(_ name: String, _ call: @escaping @Sendable (VLCMediaPlayer) async -> Void) -> MatrixMember
-    {
-        .init(name) { world in
+    private static func task(
+        _ name: String, _ traits: Traits = [], _ call: @escaping @Sendable (VLCMediaPlayer) async -> Void
+    ) -> MatrixMember {
+        .init(name, traits) { world in
             guard let player = world.player.current else { return }
             world.start(name) { await call(player) }
         }
@@ -237,21 +248,21 @@ struct MatrixMember: Sendable {
     static let playerMediaCalls: [MatrixMember] = [
         task("player.tracks(of:)") { _ = await $0.tracks(of: .audio) },
         task("player.selectedTrack") { _ = await $0.selectedTrack(of: .text) },
-        .init("player.selectTrack") { $0.player.current?.selectTrack(nil, of: .text) },
-        task("player.selectTrackAndWait") { _ = await $0.selectTrackAndWait(2, of: .audio) },
+        .init("player.selectTrack", .perturbs) { $0.player.current?.selectTrack(nil, of: .text) },
+        task("player.selectTrackAndWait", .perturbs) { _ = await $0.selectTrackAndWait(2, of: .audio) },
         task("player.titles") { _ = await $0.titles() },
         task("player.chapters") { _ = await $0.chapters() },
         task("player.titleCount") { _ = await $0.titleCount() },
         task("player.chapterCount") { _ = await $0.chapterCount() },
         .init("player.title") { _ = $0.player.current?.title },
         .init("player.chapter") { _ = $0.player.current?.chapter },
-        .init("player.setChapter") { $0.player.current?.setChapter(1) },
-        .init("player.nextChapter") { $0.player.current?.nextChapter() },
-        .init("player.previousChapter") { $0.player.current?.previousChapter() },
-        .init("player.setTitle") { $0.player.current?.setTitle(0) },
+        .init("player.setChapter", .perturbs) { $0.player.current?.setChapter(1) },
+        .init("player.nextChapter", .perturbs) { $0.player.current?.nextChapter() },
+        .init("player.previousChapter", .perturbs) { $0.player.current?.previousChapter() },
+        .init("player.setTitle", .perturbs) { $0.player.current?.setTitle(0) },
         .init("player.rate") { _ = $0.player.current?.rate },
-        .init("player.rate = 1") { $0.player.current?.rate = 1 },
-        task("player.setRateAndWait") { _ = await $0.setRateAndWait(1) },
+        .init("player.rate = 1", .perturbs) { $0.player.current?.rate = 1 },
+        task("player.setRateAndWait", .perturbs) { _ = await $0.setRateAndWait(1) },
         task("player.takeSnapshot") { player in
             _ = try? await player.takeSnapshot(
                 to: MatrixWorld.snapshots.appendingPathComponent("\(UUID()).png").path,
@@ -259,9 +270,9 @@ struct MatrixMember: Sendable {
         },
         task("player.audioOutputDevices") { _ = await $0.audioOutputDevices() },
         task("player.audioOutputDevice") { _ = await $0.audioOutputDevice() },
-        .init("player.setAudioOutputDevice") { $0.player.current?.setAudioOutputDevice("null") },
-        task("player.setVolumeAndWait") { _ = await $0.setVolumeAndWait(90) },
-        task("player.setMutedAndWait") { _ = await $0.setMutedAndWait(false) },
+        .init("player.setAudioOutputDevice", .perturbs) { $0.player.current?.setAudioOutputDevice("null") },
+        task("player.setVolumeAndWait", .perturbs) { _ = await $0.setVolumeAndWait(90) },
+        task("player.setMutedAndWait", .perturbs) { _ = await $0.setMutedAndWait(false) },
         .init("new VLCMedia(data:) + drop") { world in
             _ = VLCMedia(data: MatrixWorld.bytes, library: world.library, configuration: world.mediaConfiguration)
         },
@@ -291,24 +302,25 @@ struct MatrixMember: Sendable {
                 world.tokens.withLock { $0.append(token) }
             }
         },
-        .init("player.time = 0") { $0.player.current?.time = 0 },
-        .init("player.position = 0.1") { $0.player.current?.position = 0.1 },
-        .init("player.volume = 80") { $0.player.current?.volume = 80 },
-        .init("player.isMuted = false") { $0.player.current?.isMuted = false },
-        .init("player.pause") { $0.player.current?.pause() },
-        .init("player.resume") { $0.player.current?.resume() },
+        .init("player.time = 0", .perturbs) { $0.player.current?.time = 0 },
+        .init("player.position = 0.1", .perturbs) { $0.player.current?.position = 0.1 },
+        .init("player.volume = 80", .perturbs) { $0.player.current?.volume = 80 },
+        .init("player.isMuted = false", .perturbs) { $0.player.current?.isMuted = false },
+        .init("player.pause", .perturbs) { $0.player.current?.pause() },
+        .init("player.resume", .perturbs) { $0.player.current?.resume() },
         .init("player.waitForPendingControls") { world in
             guard let player = world.player.current else { return }
             world.start("waitForPendingControls") { await player.waitForPendingControls() }
         },
-        .init("player.stop") { $0.player.current?.stop() },
-        .init("player.play") { $0.player.current?.play() },
-        .init("player.media = spare") { world in world.player.current?.media = world.makeMedia(world.spare) },
-        .init("player.playAndWait") { world in
+        .init("player.stop", .perturbs) { $0.player.current?.stop() },
+        .init("player.play", .perturbs) { $0.player.current?.play() },
+        .init("player.media = spare", .perturbs) { world in world.player.current?.media = world.makeMedia(world.spare)
+        },
+        .init("player.playAndWait", .perturbs) { world in
             guard let player = world.player.current else { return }
             world.start("playAndWait") { await player.playAndWait() }
         },
-        .init("player.stopAndWait") { world in
+        .init("player.stopAndWait", .perturbs) { world in
             guard let player = world.player.current else { return }
             world.start("stopAndWait") { await player.stopAndWait() }
         },
@@ -343,8 +355,8 @@ struct MatrixMember: Sendable {
                 world.tokens.withLock { $0.append(token) }
             }
         },
-        .init("media.stopParsing") { $0.media.current?.stopParsing() },
-        .init("media.parse") { world in
+        .init("media.stopParsing", .perturbs) { $0.media.current?.stopParsing() },
+        .init("media.parse", .perturbs) { world in
             guard let media = world.media.current else { return }
             world.start("media.parse") { _ = try? await media.parse(timeout: .seconds(5)) }
         },
@@ -365,7 +377,7 @@ struct MatrixMember: Sendable {
         // From a handler of the media's own events that libvlc sends with its event lock held
         // (the second wrapper's detach needs that lock): the case that made the wait run out.
         .init("second.drop + waitForPendingTeardowns") { world in
-            guard let second = world.second.current, DeliveryContext.isDelivering(from: second.native.raw) else {
+            guard let second = world.second.current, DeliveryContext.isDelivering(from: second.native.address) else {
                 return
             }
             world.second.clear()
@@ -387,9 +399,9 @@ struct MatrixMember: Sendable {
             guard let list = world.list.current else { return }
             world.start("pendingEditsApplied") { await list.pendingEditsApplied() }
         },
-        .init("list.append") { world in world.list.current?.append(world.makeMedia(world.spare)) },
-        .init("list.insert") { world in world.list.current?.insert(world.makeMedia(world.spare), at: 0) },
-        .init("list.remove") { $0.list.current?.remove(at: 0) },
+        .init("list.append", .perturbs) { world in world.list.current?.append(world.makeMedia(world.spare)) },
+        .init("list.insert", .perturbs) { world in world.list.current?.insert(world.makeMedia(world.spare), at: 0) },
+        .init("list.remove", .perturbs) { $0.list.current?.remove(at: 0) },
     ]
 
     static let listPlayer: [MatrixMember] = [
@@ -399,18 +411,18 @@ struct MatrixMember: Sendable {
         .init("listPlayer.playbackMode") { _ = $0.listPlayer.current?.playbackMode },
         .init("listPlayer.mediaPlayer.media") { _ = $0.listPlayer.current?.mediaPlayer.media },
         .init("listPlayer.observe+cancel") { $0.listPlayer.current?.observe { _ in }.cancel() },
-        .init("listPlayer.playbackMode = default") { $0.listPlayer.current?.playbackMode = .default },
-        .init("listPlayer.pause") { $0.listPlayer.current?.pause() },
-        .init("listPlayer.resume") { $0.listPlayer.current?.resume() },
-        .init("listPlayer.next") { $0.listPlayer.current?.next() },
-        .init("listPlayer.previous") { $0.listPlayer.current?.previous() },
-        .init("listPlayer.play(at:)") { $0.listPlayer.current?.play(at: 0) },
-        .init("listPlayer.stop") { $0.listPlayer.current?.stop() },
+        .init("listPlayer.playbackMode = default", .perturbs) { $0.listPlayer.current?.playbackMode = .default },
+        .init("listPlayer.pause", .perturbs) { $0.listPlayer.current?.pause() },
+        .init("listPlayer.resume", .perturbs) { $0.listPlayer.current?.resume() },
+        .init("listPlayer.next", .perturbs) { $0.listPlayer.current?.next() },
+        .init("listPlayer.previous", .perturbs) { $0.listPlayer.current?.previous() },
+        .init("listPlayer.play(at:)", .perturbs) { $0.listPlayer.current?.play(at: 0) },
+        .init("listPlayer.stop", .perturbs) { $0.listPlayer.current?.stop() },
         .init("listPlayer.waitForPendingControls") { world in
             guard let listPlayer = world.listPlayer.current else { return }
             world.start("listPlayer.waitForPendingControls") { await listPlayer.waitForPendingControls() }
         },
-        .init("listPlayer.init(mediaPlayer:)") { world in
+        .init("listPlayer.init(mediaPlayer:)", [.perturbs, .makesPlayer]) { world in
             if let player = world.player.current {
                 _ = VLCMediaListPlayer(mediaPlayer: player, configuration: world.objects)
             }
@@ -428,7 +440,7 @@ struct MatrixMember: Sendable {
             if let player = world.player.current { _ = FailureCauseRecorder(player: player) }
         },
         .init("new VLCMedia + drop") { world in _ = world.makeMedia(world.spare) },
-        .init("new VLCMediaPlayer + drop") { world in
+        .init("new VLCMediaPlayer + drop", .makesPlayer) { world in
             _ = VLCMediaPlayer(library: world.library, configuration: world.objects)
         },
     ]
@@ -617,7 +629,7 @@ final class MatrixRun: Sendable {
 
     /// Another wrapper of `media`, subscribed now, outside any handler (so it is attached).
     private func subscribeSecondWrapper(of media: VLCMedia) -> [EventSubscription] {
-        let second = VLCMedia(retaining: media.native.raw, configuration: world.mediaConfiguration)
+        let second = VLCMedia(retaining: media.native, configuration: world.mediaConfiguration)
         world.second.set(second)
         return [second.observe { _ in }]
     }

@@ -1,14 +1,20 @@
-/// The player's state, media, time, position, length, seekability, title and chapter as its events last
-/// reported them.
+/// Rules 1 and 2: the player's state, media, time, position, length, seekability, title and
+/// chapter as its events last reported them, which the getters answer.
 ///
 /// libvlc's getters for these take locks that libvlc holds while it sends events: the input
-/// lock (`libvlc_media_player_stop` holds it while it joins the input thread) and the
+/// lock (`libvlc_media_player_stop` holds it while it joins the input thread, G3) and the
 /// player's object lock (`play` and `set_media` hold it while they send the media's
-/// `MetaChanged`/`StateChanged`). A getter called from a handler, or from a queue that a
+/// `MetaChanged`/`StateChanged`, G1, G2). A getter called from a handler, or from a queue that a
 /// synchronous delivery is waiting for, would wait for the thread that waits for it: a
 /// deadlock. libvlc updates these values and sends the matching events at the same moment,
 /// so a cache updated inside the callback is as fresh and never blocks.
-final class PlaybackCache: Sendable {
+final class PlaybackCache: LibvlcWorkaround {
+    typealias Event = MediaPlayerEvent
+
+    static let rule = 1
+    static let test =
+        "ReentrancyCasesTests.testPlayerGetters_whenReadFromMediaHandlersDuringPlayAndSetMedia_answerWithoutHang"
+
     struct Values: Sendable {
         var state = PlaybackState.nothingSpecial
         var time: Int64 = -1
@@ -29,26 +35,12 @@ final class PlaybackCache: Sendable {
         var wrapper: VLCMedia?
     }
 
-    /// Where `TitleChanged` and `SnapshotTaken` (and what follows them until they are
-    /// delivered) go in the inline and synchronous configurations.
-    let detour: LockedSendDetour
-
-    /// Keeps title and chapter reads away from an ending input (see `TitleReadGate`).
-    let titleReads = TitleReadGate()
-
-    /// The gates of the list players that play with this player (see `AdvanceGate`).
-    private let endObservers = Protected<[AdvanceGate]>([])
-
     private let values = Protected(Values())
     private let media = Protected<SeenMedia?>(nil)
     private let configuration: any EventsConfiguring
-    /// The player's playbacks, tagged inside the callback too.
-    let playbacks: PlaybackTracker
 
-    init(configuration: any EventsConfiguring, playbacks: PlaybackTracker) {
+    init(configuration: any EventsConfiguring) {
         self.configuration = configuration
-        self.playbacks = playbacks
-        detour = LockedSendDetour(isAsync: configuration.dispatchQueue != nil && configuration.isAsync)
     }
 
     var current: Values { values.withLock { $0 } }
@@ -56,30 +48,13 @@ final class PlaybackCache: Sendable {
     /// The media of the last `MediaChanged`, `nil` before the first one.
     var seenMedia: SeenMedia? { media.withLock { $0 } }
 
-    func addEndObserver(_ gate: AdvanceGate) { endObservers.withLock { $0.append(gate) } }
-
-    /// Waits until no list player playing with this player is moving to its next item.
-    func waitForListAdvances() {
-        let gates = endObservers.withLock { $0 }
-        for gate in gates { gate.waitUntilSettled() }
-    }
-
-    func removeEndObserver(_ gate: AdvanceGate) {
-        endObservers.withLock { $0.removeAll { $0 === gate } }
-    }
-
-    /// Runs inside libvlc's callback, before any dispatch.
-    func record(_ event: MediaPlayerEvent) {
-        switch event.kind {
-        case .endReached, .encounteredError: titleReads.inputEnds()
-        case .opening:
-            titleReads.inputStarts()
+    /// Inside the player's callback, before any delivery: the values the event reports.
+    func inCallback(_ event: MediaPlayerEvent) -> Bool {
+        if event.kind == .opening {
             // A new input on this thread: a stream failure recorded for a thread of this id
             // (an earlier input's open that failed) is not this one's.
             StreamFailures.forget(inputThread: currentThread())
-        default: break
         }
-        if event.kind == .endReached { endObservers.withLock { $0.forEach { $0.playerReachedEnd() } } }
         if let state = Self.state(after: event) { values.withLock { $0.state = state } }
         switch event {
         case .timeChanged(let ms): values.withLock { $0.time = ms }
@@ -90,14 +65,13 @@ final class PlaybackCache: Sendable {
         case .titleChanged(let title): values.withLock { $0.title = title }
         case .chapterChanged(let chapter): values.withLock { $0.chapter = chapter }
         case .voutChanged(let count): values.withLock { $0.videoOutputs = count }
-        case .snapshotTaken(let path): SnapshotCapture.record(path)
         // libvlc's getters answer -1 once the input is gone; so does the cache.
         case .stopped: values.withLock { $0 = Values(state: .stopped) }
         case .mediaChanged(let new):
             values.withLock { $0 = Values() }
             let seen = SeenMedia(
-                native: new.map { UInt(bitPattern: UnsafeRawPointer($0.native.raw)) } ?? 0,
-                wrapper: new.map { VLCMedia(retaining: $0.native.raw, configuration: configuration) })
+                native: new?.native.address ?? 0,
+                wrapper: new.map { VLCMedia(retaining: $0.native, configuration: configuration) })
             let replaced = media.withLock { current in
                 defer { current = seen }
                 return current
@@ -106,6 +80,7 @@ final class PlaybackCache: Sendable {
             if replaced != nil { ServiceQueues.releaseLater(consume replaced) }
         default: break
         }
+        return false
     }
 }
 

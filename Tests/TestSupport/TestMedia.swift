@@ -14,25 +14,28 @@
 
 import Foundation
 import Glibc
+import XCTest
 
-enum TestMedia {
-    enum Format: String, Sendable, CaseIterable {
+public enum TestMedia {
+    public enum Format: String, Sendable, CaseIterable {
         case ogg, flac, mp3
     }
 
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+
+        public init(description: String) { self.description = description }
     }
 
     /// One root per test process, e.g. /tmp/MediaEventsTests-1234-5F3A.../
-    static let root: URL = {
+    public static let root: URL = {
         removeStaleRoots()
         let dir = FileManager.default.temporaryDirectory
             .appendingPathComponent("\(rootPrefix)\(getpid())-\(UUID().uuidString)", isDirectory: true)
         try! FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        ProcessExit.register()
+        TeardownObserver.register()
         atexit {
-            ProcessExit.beforeCleanUp()
+            TeardownObserver.beforeCleanUp()
             TestMedia.cleanUp()
         }
         return dir
@@ -42,26 +45,26 @@ enum TestMedia {
 
     /// Removes the whole temp root (all generated media). Safe to call more than once; later
     /// calls to the generators recreate the directory.
-    static func cleanUp() {
+    public static func cleanUp() {
         try? FileManager.default.removeItem(at: root)
     }
 
     /// A fresh, empty directory under the root (also usable as "a directory" media input).
-    static func directory(name: String = "dir") throws -> URL {
+    public static func directory(name: String = "dir") throws -> URL {
         let dir = try freshDirectory().appendingPathComponent(name, isDirectory: true)
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         return dir
     }
 
     /// A URL to a file that does not exist (its parent directory does).
-    static func missing(name: String = "does-not-exist.wav") throws -> URL {
+    public static func missing(name: String = "does-not-exist.wav") throws -> URL {
         try freshDirectory().appendingPathComponent(name)
     }
 
     // MARK: WAV
 
     /// A real 16-bit PCM WAV with a sine tone.
-    static func wav(
+    public static func wav(
         seconds: Double, sampleRate: Int = 22050, channels: Int = 1,
         frequency: Double = 440, name: String = "tone.wav"
     ) throws -> URL {
@@ -74,7 +77,7 @@ enum TestMedia {
     }
 
     /// The bytes of a 16-bit PCM WAV with a sine tone (44-byte header + samples).
-    static func wavData(
+    public static func wavData(
         seconds: Double, sampleRate: Int = 22050, channels: Int = 1,
         frequency: Double = 440
     ) -> Data {
@@ -108,7 +111,7 @@ enum TestMedia {
 
     /// A short WAV at a path with spaces and non-ASCII characters:
     /// ".../dir with spaces ü/my tëst ♫.wav".
-    static func unicodePathWAV(seconds: Double = 0.5) throws -> URL {
+    public static func unicodePathWAV(seconds: Double = 0.5) throws -> URL {
         let dir = try freshDirectory().appendingPathComponent("dir with spaces ü", isDirectory: true)
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let url = dir.appendingPathComponent("my tëst ♫.wav")
@@ -119,7 +122,7 @@ enum TestMedia {
     // MARK: Encoded (sox)
 
     /// Whether a usable `sox` is on the PATH.
-    static var soxPath: String? {
+    public static var soxPath: String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         for dir in path.split(separator: ":") + ["/usr/bin", "/usr/local/bin"] {
             let candidate = "\(dir)/sox"
@@ -130,7 +133,7 @@ enum TestMedia {
 
     /// A sine tone encoded as ogg (Vorbis), flac or mp3 by converting a generated WAV with sox.
     /// Throws (with install instructions) if sox or its format handler is missing.
-    static func encoded(
+    public static func encoded(
         _ format: Format, seconds: Double, sampleRate: Int = 22050,
         name: String? = nil
     ) throws -> URL {
@@ -170,7 +173,7 @@ enum TestMedia {
     /// A file `ffmpeg` writes from `arguments` (its inputs and codecs, e.g. `-f lavfi -i
     /// testsrc=…`), named `name` in a fresh directory: video test media.
     ///     apt-get install ffmpeg
-    static func ffmpeg(_ arguments: [String], name: String) throws -> URL {
+    public static func ffmpeg(_ arguments: [String], name: String) throws -> URL {
         let url = try freshDirectory().appendingPathComponent(name)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
@@ -192,7 +195,7 @@ enum TestMedia {
 
     /// One second of ffmpeg's test pattern as H.264 in Matroska (`name`'s extension chooses
     /// the container): `size` pixels at `rate` frames per second (`25`, `30000/1001`).
-    static func h264(size: String = "160x120", rate: String = "25", name: String = "testsrc.mkv") throws -> URL {
+    public static func h264(size: String = "160x120", rate: String = "25", name: String = "testsrc.mkv") throws -> URL {
         try ffmpeg(
             [
                 "-f", "lavfi", "-i", "testsrc=size=\(size):rate=\(rate)", "-t", "1",
@@ -204,7 +207,7 @@ enum TestMedia {
     /// tracks (`eng` "English" at 440 Hz, `fra` "Français" at 880 Hz), an SRT subtitle track
     /// (`eng`), and `chapters` equal chapters named "Chapter 1", "Chapter 2", … over `seconds`,
     /// in Matroska (`name`'s extension chooses the container).
-    static func movie(seconds: Double = 6, chapters: Int = 3, name: String = "movie.mkv") throws -> URL {
+    public static func movie(seconds: Double = 6, chapters: Int = 3, name: String = "movie.mkv") throws -> URL {
         let directory = try freshDirectory()
         let milliseconds = Int(seconds * 1000)
         var metadata = ";FFMETADATA1\ntitle=Test movie\n"
@@ -239,7 +242,7 @@ enum TestMedia {
 
     /// An extended M3U playlist listing `entries` (as absolute URLs, percent-encoded, so paths with
     /// spaces or non-ASCII characters survive; http URLs are written as they are).
-    static func m3u(entries: [URL], name: String = "list.m3u") throws -> URL {
+    public static func m3u(entries: [URL], name: String = "list.m3u") throws -> URL {
         var text = "#EXTM3U\n"
         for entry in entries {
             text += "#EXTINF:-1,\(entry.lastPathComponent)\n"
@@ -251,14 +254,14 @@ enum TestMedia {
     }
 
     /// A zero-byte file.
-    static func empty(name: String = "empty.wav") throws -> URL {
+    public static func empty(name: String = "empty.wav") throws -> URL {
         let url = try freshDirectory().appendingPathComponent(name)
         try write(Data(), to: url)
         return url
     }
 
     /// `count` bytes of random garbage (deterministic with a given seed).
-    static func randomBytes(count: Int, seed: UInt64 = 0x5EED, name: String = "random.bin") throws -> URL {
+    public static func randomBytes(count: Int, seed: UInt64 = 0x5EED, name: String = "random.bin") throws -> URL {
         var state = seed | 1
         var bytes = [UInt8](repeating: 0, count: count)
         for i in 0..<count {  // xorshift64: no dependency on the system RNG
@@ -271,7 +274,7 @@ enum TestMedia {
     }
 
     /// A copy of `source` cut after `keepingBytes` bytes (same file name, fresh directory).
-    static func truncated(from source: URL, keepingBytes: Int, name: String? = nil) throws -> URL {
+    public static func truncated(from source: URL, keepingBytes: Int, name: String? = nil) throws -> URL {
         let data = try Data(contentsOf: source)
         let url = try freshDirectory().appendingPathComponent(name ?? source.lastPathComponent)
         try write(data.prefix(max(0, keepingBytes)), to: url)
@@ -303,5 +306,49 @@ enum TestMedia {
                 try? FileManager.default.removeItem(at: tmp.appendingPathComponent(name))
             }
         }
+    }
+}
+
+/// A test target whose tests leave work running after they end (MediaEventsTests: libvlc's
+/// teardowns, which must finish before the process exits) makes `XCTestCase` conform. Once a
+/// test has made media, TestMedia waits through it after every test, and at exit before it
+/// removes the media.
+public protocol TestMediaTeardownWaiting: XCTestCase {
+    /// After each test, and after the last one (`what` names it).
+    static func waitForTeardowns(after what: String)
+    /// At process exit, before the generated media are removed.
+    static func waitBeforeMediaCleanUp()
+}
+
+/// Registered when a test first makes media: asks the test target, through the test case that
+/// ended, to wait for what its tests left running (see `TestMediaTeardownWaiting`).
+private enum TeardownObserver {
+    private final class Observer: NSObject, XCTestObservation {
+        func testCaseDidFinish(_ testCase: XCTestCase) {
+            // Through `Any.Type`: whether `XCTestCase` conforms is the test target's choice.
+            let testType: Any.Type = type(of: testCase)
+            guard let waiting = testType as? any TestMediaTeardownWaiting.Type else { return }
+            seen.withLock { $0 = waiting }
+            waiting.waitForTeardowns(after: testCase.name)
+        }
+
+        func testBundleDidFinish(_ testBundle: Bundle) {
+            seen.withLock { $0 }?.waitForTeardowns(after: "the last test")
+        }
+    }
+
+    /// The test target's waiting, once a test case of it has ended.
+    private static let seen = Locked<(any TestMediaTeardownWaiting.Type)?>(nil)
+
+    private static let registration: Void = {
+        XCTestObservationCenter.shared.addTestObserver(Observer())
+    }()
+
+    static func register() {
+        _ = registration
+    }
+
+    static func beforeCleanUp() {
+        seen.withLock { $0 }?.waitBeforeMediaCleanUp()
     }
 }

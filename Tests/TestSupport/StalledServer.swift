@@ -2,11 +2,11 @@ import Glibc
 
 /// A TCP server on 127.0.0.1 that accepts connections and never answers: the kernel
 /// completes each handshake into the listen backlog and nothing ever reads or writes.
-final class StalledServer {
-    let fd: Int32
-    let port: UInt16
+public final class StalledServer {
+    public let fd: Int32
+    public let port: UInt16
 
-    init() throws {
+    public init() throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestMedia.Failure(description: "socket: \(String(cString: strerror(errno)))") }
         var address = sockaddr_in()
@@ -29,7 +29,7 @@ final class StalledServer {
     }
 
     /// An http URL on this server.
-    var url: String { "http://127.0.0.1:\(port)/stalled.wav" }
+    public var url: String { "http://127.0.0.1:\(port)/stalled.wav" }
 
     deinit { close(fd) }
 }

@@ -1,1 +1,0 @@
-../../MediaEventsTests/Support/LocalHTTPServer.swift
