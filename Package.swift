@@ -48,12 +48,21 @@ let package = Package(
         ),
         // Runs the built example programs as a user would.
         .testTarget(name: "ExamplesTests", dependencies: ["TestSupport"], path: "Tests/ExamplesTests"),
+        // sd-bus (libsystemd) for media-daemon's MPRIS service, and its two interfaces as
+        // sd-bus vtables (C macros Swift cannot write).
+        .systemLibrary(
+            name: "CSDBus",
+            path: "Examples/CSDBus",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
+        .target(name: "MPRISInterfaces", dependencies: ["CSDBus"], path: "Examples/MPRISInterfaces"),
         .executableTarget(
             name: "media-daemon",
-            dependencies: ["MediaEvents", "ExampleSupport"],
+            dependencies: ["MediaEvents", "ExampleSupport", "CSDBus", "MPRISInterfaces"],
             path: "Examples/media-daemon",
-            // The example systemd unit and the control socket's session: documentation.
-            exclude: ["media-daemon.service"]
+            // The example systemd unit and the system bus's D-Bus policy: documentation.
+            exclude: ["media-daemon.service", "media-daemon-mpris.conf"]
         ),
         .target(name: "CRawBaseline", dependencies: ["CLibVLC"], path: "Benchmarks/CRawBaseline"),
         .executableTarget(

@@ -2,11 +2,14 @@
 # Installs what MediaEvents needs on Debian 12 when it is missing: libvlc and its base plugins
 # (build and playback), sox (the tests generate Ogg/FLAC/MP3 media with it), ffmpeg (the
 # example tests make a Matroska video with tagged tracks, and compare the probe with its
-# ffprobe), valgrind (leak check) and python3-jsonschema (the tests validate the programs'
-# JSON output against Schemas/ with it) and mpv (the example tests run the same mpv IPC client
-# script against mpv and against media-daemon). Runs apt-get only when a package is absent.
+# ffprobe), valgrind (leak check), python3-jsonschema (the tests validate the programs'
+# JSON output against Schemas/ with it), mpv (the example tests run the same mpv IPC client
+# script against mpv and against media-daemon), libsystemd-dev (sd-bus: media-daemon --mpris),
+# and playerctl and dbus (the MPRIS tests run a bus of their own and drive the daemon with
+# playerctl, dbus-send and dbus-monitor). Runs apt-get only when a package is absent.
 set -euo pipefail
-packages=(libvlc-dev vlc-plugin-base sox libsox-fmt-all ffmpeg valgrind python3-jsonschema mpv)
+packages=(libvlc-dev vlc-plugin-base sox libsox-fmt-all ffmpeg valgrind python3-jsonschema mpv
+    libsystemd-dev playerctl dbus)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -54,6 +54,8 @@ final class Daemon: Sendable {
     let liveness: Liveness
     /// Writes the `Unhealthy`/`Healthy` lines, so that the watchdog never waits for the log.
     private let healthLines = DispatchQueue(label: "media-daemon.health-lines")
+    /// Told of every playback and playlist event (`setEventTap`).
+    private let eventTap = Guarded<(@Sendable (DaemonEvent) -> Void)?>(nil)
     /// What the player's events said last: mpv's properties (`MpvProperties.swift`).
     let facts = Guarded(PlayerFacts())
     /// The player's events outside any playback, found among its own events.
@@ -99,6 +101,18 @@ final class Daemon: Sendable {
     }
 
     var playlist: VLCPlaylistPlayer? { playlistBox.withLock { $0 } }
+
+    // MARK: Other front ends (--mpris)
+
+    /// Sets the tap told of every playback and playlist event before the daemon handles it,
+    /// where the event is delivered (often libvlc's thread): it must not wait.
+    func setEventTap(_ tap: (@Sendable (DaemonEvent) -> Void)?) {
+        eventTap.withLock { $0 = tap }
+    }
+
+    /// The playlist, for reading its state and for what no command covers (MPRIS's loop and
+    /// rate); `nil` once the daemon exits. Every other change goes through `run(_:)`.
+    var playlistPlayer: VLCPlaylistPlayer? { playlist }
 
     /// Subscribes to the playlist and its playbacks, then plays `playlist` (or starts idle
     /// when it is empty).
@@ -390,6 +404,7 @@ final class Daemon: Sendable {
 
     /// A playback's event: its line, tagged with the playback and its entry, and the counts.
     private func handle(_ event: PlaybackEvent) {
+        eventTap.withLock { $0 }?(.playback(event))
         let context: [(String, JSONValue)] = [
             ("playback", .int(event.playback.json)), ("entry_id", event.entry.map { .int($0.json) } ?? .null),
         ]
@@ -458,6 +473,7 @@ final class Daemon: Sendable {
     /// last playback's `PlaybackEnded` (the playlist decides that it ended before the player
     /// reports that playback's end).
     private func handle(_ event: PlaylistEvent) {
+        eventTap.withLock { $0 }?(.playlist(event))
         guard case .endReached = event else {
             log.write(EventRecord(event))
             control?.propertiesChanged()
@@ -510,6 +526,12 @@ final class Daemon: Sendable {
             ]
         }
     }
+}
+
+/// An event the daemon handles, as its tap receives it (`Daemon.setEventTap`).
+enum DaemonEvent: Sendable {
+    case playback(PlaybackEvent)
+    case playlist(PlaylistEvent)
 }
 
 // MARK: Control commands

@@ -47,6 +47,15 @@ let usage = """
       --client-timeout S disconnect a client that has sent nothing for S seconds and takes no
                          events (default 300); one connection beyond the 64 clients is kept
                          for the operator: it gets one reply, then is closed
+      --mpris            appear on the session bus as an MPRIS media player, for playerctl,
+                         desktop media keys and widgets: the name
+                         org.mpris.MediaPlayer2.media_daemon (".instance<PID>" added when
+                         another process has it), the interfaces org.mpris.MediaPlayer2 and
+                         org.mpris.MediaPlayer2.Player; with no entries it starts idle and
+                         plays what OpenUri (playerctl open URI) gives
+      --mpris-name NAME  org.mpris.MediaPlayer2.NAME instead (playerctl -p NAME)
+      --mpris-bus BUS    session (default) or system (needs the D-Bus policy of
+                         Examples/media-daemon/media-daemon-mpris.conf installed)
 
     Lines: every line has "seq" (continued from the last line of an existing --log file), "t"
     (seconds since start), "ts" (UTC wall-clock time), "source" and "event". Lines of a
@@ -79,7 +88,8 @@ let usage = """
     default); 1 the playlist or log could not be
     opened at start, the playlist is not text, the control socket cannot be created (its
     path exists and is not a stale socket, or another daemon listens on it), or the log
-    cannot be written (a message says why); 141 the output pipe was closed; 2 usage error.
+    cannot be written (a message says why), --mpris cannot connect to its bus or take its
+    name (no bus, or the bus's policy refuses it); 141 the output pipe was closed; 2 usage error.
     """
 
 /// The options of `media-daemon`.
@@ -108,6 +118,8 @@ struct DaemonOptions {
     var logLevel: LogLevel?
     /// The control socket's path (`--control`).
     var controlPath: String?
+    /// Where to appear on D-Bus (`--mpris`); `nil` without.
+    var mpris: MPRISOptions?
     /// The mode a new `--log` file is created with (`--log-mode`).
     var logMode: mode_t = 0o600
     /// Log lines kept for clients that catch up (`--catch-up`).
@@ -126,6 +138,8 @@ struct DaemonOptions {
         var options = DaemonOptions()
         var reader = ArgumentReader(arguments)
         var audioFlags: [String] = []
+        var mprisFlags: [String] = []
+        var mprisGiven = false
         while let argument = reader.nextOption(positional: { options.arguments.append($0) }) {
             switch argument {
             case "--playlist": options.playlistFile = try reader.value(for: argument)
@@ -149,6 +163,17 @@ struct DaemonOptions {
                     throw UsageError("--control needs a socket path of 1 to \(UnixSocket.maximumPathBytes) bytes")
                 }
                 options.controlPath = path
+            case "--mpris":
+                mprisGiven = true
+                options.mpris = options.mpris ?? MPRISOptions()
+            case "--mpris-name":
+                mprisFlags.append(argument)
+                options.mpris = options.mpris ?? MPRISOptions()
+                options.mpris?.name = try MPRISOptions.validated(name: try reader.value(for: argument))
+            case "--mpris-bus":
+                mprisFlags.append(argument)
+                options.mpris = options.mpris ?? MPRISOptions()
+                options.mpris?.bus = try MPRISOptions.bus(try reader.value(for: argument))
             case "--log-mode":
                 let text = try reader.value(for: argument)
                 guard let mode = mode_t(text, radix: 8), mode <= 0o777, mode & 0o600 == 0o600 else {
@@ -175,8 +200,12 @@ struct DaemonOptions {
             if reader.hasAttachedValue { throw UsageError("\(argument) takes no value") }
         }
         if Set(audioFlags).count > 1 { throw UsageError("--audio and --untimed cannot be combined") }
-        guard options.playlistFile != nil || !options.arguments.isEmpty || options.controlPath != nil else {
-            throw UsageError("nothing to play: give --playlist FILE, MEDIA arguments or --control PATH")
+        if let flag = mprisFlags.first, !mprisGiven { throw UsageError("\(flag) needs --mpris") }
+        guard
+            options.playlistFile != nil || !options.arguments.isEmpty || options.controlPath != nil
+                || options.mpris != nil
+        else {
+            throw UsageError("nothing to play: give --playlist FILE, MEDIA arguments, --control PATH or --mpris")
         }
         return options
     }

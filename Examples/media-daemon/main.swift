@@ -76,13 +76,33 @@ let log = EventLog(
 let daemon = Daemon(
     options: options, log: log, library: library, configuration: configuration,
     controlQueue: controlQueue, control: control, notifier: notifier)
+// --mpris: connected before the playlist starts, so that a missing bus fails the start; the
+// name is taken once the playlist plays, so that clients that find it find the playlist.
+let mpris: MPRISService?
+do {
+    mpris = try options.mpris.map {
+        try MPRISService.connect($0, daemon: daemon, controlQueue: controlQueue, log: log)
+    }
+} catch {
+    printError("media-daemon: --mpris: \(error)")
+    control?.finish()
+    // _exit: libvlc's player exists; static destructors must not run under its threads.
+    _exit(1)
+}
 let signalSources = daemon.installSignalHandlers(on: controlQueue)
 daemon.start(playlist)
+do {
+    try mpris?.takeName()
+} catch {
+    printError("media-daemon: --mpris: \(error)")
+    control?.finish()
+    _exit(1)
+}
 // Clients are accepted once the playlist is in place: one that connected earlier waits in
 // the listen backlog, so its first status already counts the entries.
 control?.start(commands: daemon)
 let watchdog = Watchdog(liveness: daemon.liveness, notifier: notifier) { daemon.livenessChanged($0) }
 watchdog.start()
-withExtendedLifetime((signalSources, audioWarning, watchdog)) {
+withExtendedLifetime((signalSources, audioWarning, watchdog, mpris)) {
     dispatchMain()
 }
