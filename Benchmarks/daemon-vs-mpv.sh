@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-"${BASH_SOURCE%/*}/../Scripts/install-deps.sh"
+Scripts/install-deps.sh
 echo "building media-daemon and media-events (release)" >&2
 swift build -c release --product media-daemon >&2
 swift build -c release --product media-events >&2
