@@ -224,15 +224,19 @@ final class ThroughputBench {
 
     /// Runs `run`, then, with `MEDIAEVENTS_DRAIN_STATISTICS` set, prints how the drains of the
     /// queue marks went meanwhile: (c)'s delivery queue, (d)'s stream queue (consumers resumed).
-    private static func withDrainStatistics(_ label: String, _ n: Int, _ run: () -> Sample) -> Sample {
+    static func withDrainStatistics(_ label: String, _ n: Int, _ run: () -> Sample) -> Sample {
         _ = DrainStatistics.shared.take()
         let sample = run()
         if ProcessInfo.processInfo.environment["MEDIAEVENTS_DRAIN_STATISTICS"] != nil {
             let counts = DrainStatistics.shared.take()
             let text = zip(DrainStatistics.names, counts).map { "\($0) \($1)" }.joined(separator: ", ")
-            let line = String(
-                format: "%@ run: %.0f ns/event on libvlc's thread, %.0f total; %@\n", label,
-                sample.produceNanoseconds / Double(n), sample.totalNanoseconds / Double(n), text)
+            // The paced latency runs time nothing per event: their figures are the latencies.
+            let timing =
+                sample.totalNanoseconds > 0
+                ? String(
+                    format: " %.0f ns/event on libvlc's thread, %.0f total;", sample.produceNanoseconds / Double(n),
+                    sample.totalNanoseconds / Double(n)) : ""
+            let line = "\(label) run:\(timing) \(text)\n"
             FileHandle.standardError.write(Data(line.utf8))
         }
         return sample
@@ -278,13 +282,44 @@ final class ThroughputBench {
             url: URL(fileURLWithPath: Self.mediaPath), library: library,
             configuration: EventsQueueConfiguration(queue: DispatchQueue(label: "benchmark.latency"), isAsync: true))
         let subscription = media.observe(.metaChanged) { _ in probe.received() }
-        for index in 0..<events {
-            probe.markSend(index)
-            media.setMetaOnCallingThread(.title, Self.title)
-            if pauseMicroseconds > 0 { usleep(pauseMicroseconds) }
+        _ = Self.withDrainStatistics("latency (c)", events) {
+            for index in 0..<events {
+                probe.markSend(index)
+                media.setMetaOnCallingThread(.title, Self.title)
+                if pauseMicroseconds > 0 { usleep(pauseMicroseconds) }
+            }
+            probe.done.wait()
+            return Sample(produceNanoseconds: 0, totalNanoseconds: 0)
         }
-        probe.done.wait()
         subscription.cancel()
+        return probe.latencies
+    }
+
+    /// The same paced measurement for (d): send to the first line of a task's `for await`
+    /// body over `events(.metaChanged)` of an inline media.
+    func latencyStream(events: Int, pauseMicroseconds: UInt32) -> [UInt64] {
+        let probe = LatencyProbe(count: events)
+        let media = VLCMedia(
+            url: URL(fileURLWithPath: Self.mediaPath), library: library, configuration: EventsDefaultConfiguration())
+        let stream = media.events(.metaChanged)
+        let consumer = Task.detached {
+            var count = 0
+            for await _ in stream {
+                probe.received()
+                count += 1
+                if count == events { break }
+            }
+        }
+        _ = Self.withDrainStatistics("latency (d)", events) {
+            for index in 0..<events {
+                probe.markSend(index)
+                media.setMetaOnCallingThread(.title, Self.title)
+                if pauseMicroseconds > 0 { usleep(pauseMicroseconds) }
+            }
+            probe.done.wait()
+            return Sample(produceNanoseconds: 0, totalNanoseconds: 0)
+        }
+        _ = consumer
         return probe.latencies
     }
 

@@ -37,6 +37,8 @@ if options.includes("cycles") {
 if options.includes("latency") {
     report.latencyQueued = bench.latencyQueued(
         events: options.latencyEvents, pauseMicroseconds: options.latencyPauseMicroseconds)
+    report.latencyStream = bench.latencyStream(
+        events: options.latencyEvents, pauseMicroseconds: options.latencyPauseMicroseconds)
     report.latencyDispatch = bench.latencyDispatch(
         events: options.latencyEvents, pauseMicroseconds: options.latencyPauseMicroseconds)
 }
