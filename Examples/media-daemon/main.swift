@@ -89,6 +89,19 @@ do {
     // _exit: libvlc's player exists; static destructors must not run under its threads.
     _exit(1)
 }
+// --mqtt: a URL, password file or TLS setup that cannot be used fails the start; the broker
+// itself is connected in the background (retried with backoff while it is absent).
+let mqtt: MQTTService?
+do {
+    mqtt = try options.mqtt.map {
+        try MQTTService($0, daemon: daemon, controlQueue: controlQueue, log: log)
+    }
+    try mqtt?.start()
+} catch {
+    printError("media-daemon: --mqtt: \(error)")
+    control?.finish()
+    _exit(1)
+}
 let signalSources = daemon.installSignalHandlers(on: controlQueue)
 daemon.start(playlist)
 do {
@@ -103,6 +116,6 @@ do {
 control?.start(commands: daemon)
 let watchdog = Watchdog(liveness: daemon.liveness, notifier: notifier) { daemon.livenessChanged($0) }
 watchdog.start()
-withExtendedLifetime((signalSources, audioWarning, watchdog, mpris)) {
+withExtendedLifetime((signalSources, audioWarning, watchdog, mpris, mqtt)) {
     dispatchMain()
 }
