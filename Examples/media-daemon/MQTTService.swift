@@ -14,7 +14,7 @@ import MediaEvents
 /// - `command`: requests in the control socket's forms (native and mpv's), answered on
 ///   `reply` with the request's `request_id` (`ControlServer.answerWithoutConnection`).
 ///
-/// Threads: libmosquitto's network loop runs on its own thread (`mosquitto_loop_start`), which
+/// Threads: libmosquitto's network loop runs on a thread of its own (`networkLoop`), which
 /// reconnects with backoff; its callbacks only set flags and hand commands to the control
 /// queue asynchronously. The log's tap (often on libvlc's thread) only appends to a bounded
 /// outbox and signals a semaphore: nothing there waits for the broker. The publisher thread
@@ -26,9 +26,15 @@ import MediaEvents
 /// `MQTTConnected` log line says how many lines were dropped and coalesced.
 final class MQTTService: @unchecked Sendable {
     // @unchecked: `handle` is set once in init and used only through libmosquitto's
-    // thread-safe calls (publish, subscribe, disconnect with the loop thread running).
+    // thread-safe calls (publish, subscribe, disconnect: `mosquitto_threaded_set`) besides the
+    // network thread's.
     static let maximumBacklog = 1000
     static let maximumUnacknowledged = 64
+    /// The longest wait between two connection attempts, in seconds.
+    static let maximumReconnectDelay = 10.0
+    /// Seconds between the client's pings: a daemon whose network is gone is declared offline
+    /// (its last will) after 1.5 times this.
+    static let keepAlive: Int32 = 15
     /// The longest command payload answered; a longer one gets an error reply.
     static let maximumCommandBytes = ControlServer.maximumLineBytes
 
@@ -53,6 +59,7 @@ final class MQTTService: @unchecked Sendable {
         var backlogAtConnect = 0
         var dropped = 0
         var coalesced = 0
+        /// The disconnect callback wrote its `MQTTDisconnected` line.
         var disconnectedSeen = false
     }
 
@@ -71,6 +78,8 @@ final class MQTTService: @unchecked Sendable {
     /// messages come after the publisher's.
     private let publishing = Guarded(())
     private let disconnected = DispatchSemaphore(value: 0)
+    /// Ends the network thread's wait between two connection attempts at the exit.
+    private let stopWake = DispatchSemaphore(value: 0)
     private let handle: OpaquePointer
     private let topics: (events: String, status: String, command: String, reply: String)
 
@@ -103,7 +112,8 @@ final class MQTTService: @unchecked Sendable {
                     handle, options.cafile, options.cafile == nil ? "/etc/ssl/certs" : nil, nil, nil, nil),
                 "TLS (--mqtt-cafile)")
         }
-        mosquitto_reconnect_delay_set(handle, 1, 10, true)
+        // Its own network thread (`networkLoop`) runs the loop: other threads' publishes wake it.
+        mosquitto_threaded_set(handle, true)
         mosquitto_user_data_set(handle, Unmanaged.passRetained(self).toOpaque())
         mosquitto_connect_callback_set(handle) { _, object, code in
             guard let object else { return }
@@ -138,15 +148,48 @@ final class MQTTService: @unchecked Sendable {
     func start() throws {
         daemon.setLineTap { [weak self] record, line in self?.queue(record, line) }
         daemon.addExitHook { [weak self] in self?.finish() }
-        let thread = Thread { [weak self] in self?.publishLoop() }
-        thread.name = "media-daemon.mqtt-publish"
-        thread.start()
-        // A broker that refuses or is absent now is retried by the loop, with backoff.
-        let code = mosquitto_connect_async(handle, endpoint.host, endpoint.port, 15)
-        if code != MOSQ_ERR_SUCCESS.rawValue {
-            note("MQTTDisconnected", [("reason", .string(Self.reason(code)))])
+        let publisher = Thread { [weak self] in self?.publishLoop() }
+        publisher.name = "media-daemon.mqtt-publish"
+        publisher.start()
+        let network = Thread { [weak self] in self?.networkLoop() }
+        network.name = "media-daemon.mqtt-network"
+        network.start()
+    }
+
+    /// The network thread: connects (a slow DNS lookup or TCP connect waits here only), runs
+    /// libmosquitto's loop, and after a refusal or a lost connection reconnects after 1 s,
+    /// doubling to at most `maximumReconnectDelay` while the broker stays away.
+    private func networkLoop() {
+        var code = mosquitto_connect(handle, endpoint.host, endpoint.port, Self.keepAlive)
+        var delay = 1.0
+        var failures = 0
+        while !outbox.withLock({ $0.stopping }) {
+            if code == MOSQ_ERR_SUCCESS.rawValue {
+                code = mosquitto_loop(handle, 200, 1)
+                if code == MOSQ_ERR_SUCCESS.rawValue {
+                    if outbox.withLock({ $0.connected }) {
+                        delay = 1
+                        failures = 0
+                    }
+                    continue
+                }
+            }
+            if outbox.withLock({ $0.stopping }) { break }
+            failures += 1
+            // The first failure of a series only (a broker away for an hour is one line), unless
+            // the disconnect callback said it already.
+            let said = outbox.withLock { box in
+                defer { box.disconnectedSeen = false }
+                return box.disconnectedSeen
+            }
+            if failures == 1, !said {
+                note("MQTTDisconnected", [("reason", .string(Self.reason(code)))])
+            }
+            _ = stopWake.wait(timeout: .now() + delay)
+            delay = min(delay * 2, Self.maximumReconnectDelay)
+            if outbox.withLock({ $0.stopping }) { break }
+            code = mosquitto_reconnect(handle)
         }
-        try Self.check(mosquitto_loop_start(handle), "the network loop")
     }
 
     private static func reason(_ code: Int32) -> String {
@@ -205,12 +248,13 @@ final class MQTTService: @unchecked Sendable {
     private func lost(_ code: Int32) {
         let stopping = outbox.withLock { box in
             box.connected = false
+            box.disconnectedSeen = true
             return box.stopping
         }
         if stopping {
             disconnected.signal()
         } else {
-            note("MQTTDisconnected", [("reason", .string(Self.reason(code)))])
+            note("MQTTDisconnected", [("reason", .string(Self.reason(code == 0 ? MOSQ_ERR_CONN_LOST.rawValue : code)))])
         }
     }
 
@@ -360,6 +404,7 @@ final class MQTTService: @unchecked Sendable {
                 return box.items
             }
         }
+        stopWake.signal()
         guard let pending else { return }
         for item in pending { send(item) }
         let offline = Item(
