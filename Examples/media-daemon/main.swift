@@ -17,6 +17,17 @@ do {
     exit(2)
 }
 
+// --mqtt's URL and password file are checked before anything starts.
+if let mqtt = options.mqtt {
+    do {
+        _ = try mqtt.endpoint()
+        _ = try mqtt.credentials()
+    } catch {
+        printError("media-daemon: --mqtt: \(error)")
+        exit(1)
+    }
+}
+
 // An empty playlist starts idle; a playlist file that cannot be read is an error.
 let playlist: Playlist
 do {
@@ -89,8 +100,8 @@ do {
     // _exit: libvlc's player exists; static destructors must not run under its threads.
     _exit(1)
 }
-// --mqtt: a URL, password file or TLS setup that cannot be used fails the start; the broker
-// itself is connected in the background (retried with backoff while it is absent).
+// --mqtt: a TLS setup that cannot be used fails the start; the broker itself is connected in
+// the background (retried with backoff while it is absent).
 let mqtt: MQTTService?
 do {
     mqtt = try options.mqtt.map {
