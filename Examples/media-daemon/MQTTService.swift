@@ -101,7 +101,7 @@ final class MQTTService: @unchecked Sendable {
         }
         self.handle = handle
         // Retained, so that an operator who subscribes later learns that the daemon is gone.
-        let offline = Array(Self.offlinePayload(options.id).utf8)
+        let offline = Array(Self.offlinePayload(options.id, reason: "lost").utf8)
         try Self.check(mosquitto_will_set(handle, topics.status, Int32(offline.count), offline, 1, true), "will")
         if let credentials {
             try Self.check(mosquitto_username_pw_set(handle, credentials.user, credentials.password), "password")
@@ -133,9 +133,10 @@ final class MQTTService: @unchecked Sendable {
         }
     }
 
-    /// `{"state":"offline","id":ID}`.
-    private static func offlinePayload(_ id: String) -> String {
-        JSON.line([("state", .string("offline")), ("id", .string(id))])
+    /// `{"state":"offline","id":ID,"reason":…}`: `stopped` at the exit, `lost` in the last will
+    /// (the daemon died, or its connection did).
+    private static func offlinePayload(_ id: String, reason: String) -> String {
+        JSON.line([("state", .string("offline")), ("id", .string(id)), ("reason", .string(reason))])
     }
 
     private static func check(_ code: Int32, _ what: String) throws {
@@ -163,7 +164,8 @@ final class MQTTService: @unchecked Sendable {
         var code = mosquitto_connect(handle, endpoint.host, endpoint.port, Self.keepAlive)
         var delay = 1.0
         var failures = 0
-        while !outbox.withLock({ $0.stopping }) {
+        // At the exit the loop runs on until the DISCONNECT is written (`finish`).
+        while !outbox.withLock({ $0.stopping && !$0.connected }) {
             if code == MOSQ_ERR_SUCCESS.rawValue {
                 code = mosquitto_loop(handle, 200, 1)
                 if code == MOSQ_ERR_SUCCESS.rawValue {
@@ -364,6 +366,8 @@ final class MQTTService: @unchecked Sendable {
 
     /// Publishes the retained status when it differs from the last one published.
     private func publishStatus() {
+        // The daemon is exiting: its offline status comes next.
+        guard daemon.playlistPlayer != nil else { return }
         let status = JSON.line(statusFields())
         let changed = outbox.withLock { box in
             defer { box.lastStatus = status }
@@ -394,7 +398,7 @@ final class MQTTService: @unchecked Sendable {
     // MARK: Exit
 
     /// At the exit (after the `Exited` line): the lines still queued, then the retained
-    /// offline status, then a clean disconnect (no last will), within about 0.3 s.
+    /// offline status, then a clean disconnect (no last will), within 0.4 s.
     private func finish() {
         let pending = publishing.withLock { _ in
             outbox.withLock { box -> [Item]? in
@@ -406,13 +410,18 @@ final class MQTTService: @unchecked Sendable {
         }
         stopWake.signal()
         guard let pending else { return }
-        for item in pending { send(item) }
         let offline = Item(
-            topic: topics.status, payload: Array(Self.offlinePayload(options.id).utf8), progressName: nil, retain: true)
-        send(offline)
-        // The loop thread writes what is queued, then the DISCONNECT, then reports it.
+            topic: topics.status, payload: Array(Self.offlinePayload(options.id, reason: "stopped").utf8),
+            progressName: nil, retain: true)
+        outbox.withLock { $0.unacknowledged += pending.count + 1 }
+        for item in pending + [offline] { send(item) }
+        // Every acknowledgement read before the DISCONNECT: a socket closed with unread data
+        // is reset, and the broker may then drop the DISCONNECT and publish the last will.
+        let deadline = DispatchTime.now() + 0.25
+        while outbox.withLock({ $0.unacknowledged > 0 }), DispatchTime.now() < deadline { usleep(2000) }
+        // The network thread writes the DISCONNECT, closes, then reports it.
         if mosquitto_disconnect(handle) == MOSQ_ERR_SUCCESS.rawValue {
-            _ = disconnected.wait(timeout: .now() + 0.3)
+            _ = disconnected.wait(timeout: .now() + 0.15)
         }
     }
 

@@ -91,6 +91,9 @@ final class MediaDaemonMQTTTests: XCTestCase {
                 messages.contains { $0.topic == "media-daemon/one/events" && $0.payload.contains("\"Exited\"") }
                     && self.lastStatus(messages, "one")?["state"] as? String == "offline"
             }, "no Exited line and offline status: \(watcher.messages.suffix(5).map(\.payload))")
+        // Its own offline status, not the broker's last will: the connection was closed cleanly.
+        let offline = watcher.objects("media-daemon/one/status").filter { $0["state"] as? String == "offline" }
+        XCTAssertEqual(offline.map { $0["reason"] as? String }, ["stopped"])
         // The same lines as the log, in its order: none lost, none repeated.
         let events = watcher.messages.filter { $0.topic == "media-daemon/one/events" }.map(\.payload)
         XCTAssertEqual(events, result.stdoutLines)
@@ -149,6 +152,7 @@ final class MediaDaemonMQTTTests: XCTestCase {
         XCTAssertTrue(
             watcher.waitFor(30) { self.lastStatus($0, "doomed")?["state"] as? String == "offline" },
             "no offline status: \(watcher.messages.map(\.payload))")
+        XCTAssertEqual(lastStatus(watcher.messages, "doomed")?["reason"] as? String, "lost")
         let later = try MQTTSubscriber(broker, topics: ["media-daemon/doomed/status"])
         XCTAssertTrue(later.waitFor(10) { self.lastStatus($0, "doomed")?["state"] as? String == "offline" })
     }
@@ -252,8 +256,10 @@ final class MediaDaemonMQTTTests: XCTestCase {
         for daemon in daemons { XCTAssertEqual(try daemon.finish(timeout: 30).status, 0) }
         XCTAssertTrue(
             operatorClient.waitFor(30) { messages in
-                ids.allSatisfy { self.lastStatus(messages, $0)?["state"] as? String == "offline" }
-            }, "not all ten offline")
+                ids.allSatisfy { self.lastStatus(messages, $0)?["reason"] as? String == "stopped" }
+            },
+            "not all ten offline (stopped): \(ids.map { lastStatus(operatorClient.messages, $0)?["reason"] ?? "none" })"
+        )
     }
 
     /// An --mqtt URL that cannot be used exits 1 with a message naming the cause; the MQTT
