@@ -1,3 +1,5 @@
+import Foundation
+
 /// A JSON scalar, enough for one event per line (JSON Lines).
 public enum JSONValue: Sendable, Equatable {
     case string(String)
@@ -79,5 +81,28 @@ public enum JSON {
             }
         }
         out += "\""
+    }
+}
+
+extension JSONValue {
+    /// A value of JSONSerialization's parse as a JSON value (`true`/`false` stay booleans).
+    public init(parsed value: Any) {
+        switch value {
+        case let text as String: self = .string(text)
+        case let number as NSNumber:
+            // JSONSerialization gives true and false as NSNumbers of type "c".
+            let type = String(cString: number.objCType)
+            if type == "c" {
+                self = .bool(number.boolValue)
+            } else if type != "d" && type != "f", let whole = Int64(exactly: number.doubleValue) {
+                self = .int(whole)
+            } else {
+                self = .double(number.doubleValue)
+            }
+        case let list as [Any]: self = .array(list.map { JSONValue(parsed: $0) })
+        case let map as [String: Any]:
+            self = .object(map.keys.sorted().map { ($0, JSONValue(parsed: map[$0]!)) })
+        default: self = .null
+        }
     }
 }

@@ -115,7 +115,7 @@ struct CtlCommand {
         guard let parsed = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: .fragmentsAllowed),
             !(parsed is [Any]), !(parsed is [String: Any])
         else { return .string(text) }
-        return JSONValue(ctlParsed: parsed)
+        return JSONValue(parsed: parsed)
     }
 
     /// Runs the command; returns the exit status.
@@ -255,25 +255,6 @@ struct LineReader {
             if count < 0 && errno == EINTR { continue }
             if count <= 0 { return nil }
             buffer += chunk[0..<count]
-        }
-    }
-}
-
-extension JSONValue {
-    /// A scalar of JSONSerialization's parse (`true`/`false` stay booleans).
-    init(ctlParsed value: Any) {
-        switch value {
-        case let text as String: self = .string(text)
-        case let number as NSNumber:
-            let type = String(cString: number.objCType)
-            if type == "c" {
-                self = .bool(number.boolValue)
-            } else if type != "d" && type != "f", let whole = Int64(exactly: number.doubleValue) {
-                self = .int(whole)
-            } else {
-                self = .double(number.doubleValue)
-            }
-        default: self = .null
         }
     }
 }
