@@ -245,6 +245,43 @@ final class LogTests: XCTestCase {
         _ = library
     }
 
+    /// A player that outlives the library's last wrapper is released on its control queue
+    /// after the library's log source is gone, and libvlc logs while it releases (its audio
+    /// output module is unloaded): the object the C callback delivers to must live until the
+    /// unset. AddressSanitizer (a CI step) reports the use after free when it does not.
+    func testLog_whenAPlayerIsReleasedAfterTheLibrarysLastWrapper_deliversSafelyUntilTheUnset() throws {
+        for round in 0..<5 {
+            var library: VLCLibrary? = try VLCLibrary()
+            let logged = Locked(0)
+            let subscription = try XCTUnwrap(library).logs.observe(minimumLevel: .debug) { _ in
+                logged.withLock { $0 += 1 }
+            }
+            var player: VLCMediaPlayer? = VLCMediaPlayer(
+                media: VLCMedia(url: SharedMedia.twoSecondWAV, library: try XCTUnwrap(library)),
+                library: try XCTUnwrap(library))
+            let playing = DispatchSemaphore(value: 0)
+            let started = try XCTUnwrap(player).observe(.playing) { _ in playing.signal() }
+            try XCTUnwrap(player).play()
+            XCTAssertEqual(playing.wait(timeout: .now() + 20), .success, "round \(round): never played")
+            // The player holds the last wrapper: its deinit frees the library wrapper and its
+            // log source, then queues the native player's release, which logs. The logger's
+            // unset waits on the teardown queue until that release has run.
+            let control = try XCTUnwrap(player).control
+            weak let released = player
+            let gate = DispatchSemaphore(value: 0)
+            ServiceQueues.teardown.async { gate.wait() }
+            library = nil
+            player = nil
+            XCTAssertTrue(waitUntil(20) { released == nil }, "round \(round): the player was not freed")
+            XCTAssertTrue(control.waitForPendingCalls(), "round \(round)")
+            gate.signal()
+            XCTAssertTrue(VLCLibrary.waitForPendingTeardowns(timeout: 20), "round \(round)")
+            XCTAssertGreaterThan(logged.withLock { $0 }, 0, "round \(round): nothing logged")
+            started.cancel()
+            subscription.cancel()
+        }
+    }
+
     func testHandler_whenItDropsTheLastLibraryReference_unsetsOnAQueueWithoutDeadlock() throws {
         for mode in DispatchMode.allCases {
             let armed = Locked(false)

@@ -39,10 +39,9 @@ public final class VLCLogSource: Sendable {
     init(instance: NativeLibrary, configuration: any EventsConfiguring) {
         self.configuration = configuration
         router = LogRouter()
-        // The router is retained by this object, which outlives every callback (the logger is
-        // freed only after the unset).
-        native = NativeLogger(
-            instance: instance, callback: logDeliver, context: Unmanaged.passUnretained(router).toOpaque())
+        // The logger holds the router until it is freed, after the unset: this object may be
+        // gone while libvlc still logs (a player released after the library's last wrapper).
+        native = NativeLogger(instance: instance, callback: logDeliver, context: router)
         router.bind(EventsHandler(object: self, configuration: configuration))
     }
 
@@ -287,6 +286,7 @@ func currentThread() -> UInt { UInt(pthread_self()) }
 
 private let logDeliver: NativeLogger.Callback = { context, message in
     guard let context, let message else { return }
-    // Borrowed without a retain: the NativeLogger holds the router until the C logger is freed.
+    // Borrowed without a retain: the NativeLogger holds the router until the C logger is
+    // freed, after libvlc_log_unset has waited for the running callbacks.
     Unmanaged<LogRouter>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.deliver(NativeLogMessage(message)) }
 }

@@ -20,6 +20,10 @@ final class NativeLogger: Sendable {
     private let instance: NativeLibrary
     /// The C `mel_logger_t`; freed after the unset has returned.
     let logger: NativePointer
+    /// What the callback receives as its context, held here so that it outlives every call
+    /// of the callback: this object is freed only after the unset has returned, while the
+    /// Swift object that made it may go first (a library dropped while libvlc still logs).
+    private let context: AnyObject & Sendable
     private let phase = Waitable(Phase.idle)
     /// Identifies this logger in `finishedCounts`.
     let id: Int
@@ -29,13 +33,15 @@ final class NativeLogger: Sendable {
     /// test hook for "exactly once per instance".
     static let finishedCounts = Protected<[Int: (sets: Int, unsets: Int)]>([:])
 
-    /// Calls `mel_logger_create` with `callback` and `context`, and `libvlc_retain` on `instance`.
+    /// Calls `mel_logger_create` with `callback` and `context` (borrowed by the callback, held
+    /// by this object), and `libvlc_retain` on `instance`.
     /// - Sends: nothing. Locks: none.
     /// - Queue: any thread (the library's initializer).
-    init(instance: NativeLibrary, callback: Callback, context: UnsafeMutableRawPointer) {
+    init(instance: NativeLibrary, callback: Callback, context: AnyObject & Sendable) {
         instance.retain()
         self.instance = instance
-        guard let logger = mel_logger_create(callback, context) else {
+        self.context = context
+        guard let logger = mel_logger_create(callback, Unmanaged.passUnretained(context).toOpaque()) else {
             preconditionFailure("mel_logger_create: out of memory")
         }
         self.logger = NativePointer(raw: logger)
