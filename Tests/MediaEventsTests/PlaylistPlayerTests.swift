@@ -10,14 +10,29 @@ final class PlaylistPlayerTests: XCTestCase {
     final class Watch: Sendable {
         let playbacks = Recorder<PlaybackEvent>()
         let playlist = Recorder<PlaylistEvent>()
+        /// The ends and the playlist's events in the order the handlers ran.
+        let order = Recorder<String>()
         private let tokens: Locked<[EventSubscription]>
 
         init(_ player: VLCPlaylistPlayer) {
             let playbacks = playbacks
             let playlist = self.playlist
+            let order = order
             tokens = Locked([
-                player.player.playbacks.observe { playbacks.record($0) },
-                player.observe { playlist.record($0) },
+                player.player.playbacks.observe { event in
+                    if case .ended(let summary) = event.payload {
+                        order.record("ended \(summary.entry.map { "\($0.rawValue)" } ?? "-")")
+                    }
+                    playbacks.record(event)
+                },
+                player.observe { event in
+                    if case .currentEntryChanged(let entry) = event {
+                        order.record("current \(entry.map { "\($0.id.rawValue)" } ?? "-")")
+                    } else if case .endReached = event {
+                        order.record("endReached")
+                    }
+                    playlist.record(event)
+                },
             ])
         }
 
@@ -53,6 +68,11 @@ final class PlaylistPlayerTests: XCTestCase {
             XCTAssertEqual(ended.map(\.entry), ids, "\(mode)")
             XCTAssertEqual(ended.map(\.outcome), [.ended, .ended, .ended], "\(mode)")
             XCTAssertEqual(ended.map(\.playback.rawValue), [1, 2, 3], "\(mode)")
+            // Each end is dispatched before the playlist's move it caused.
+            XCTAssertEqual(
+                watch.order.values,
+                ["current 1", "ended 1", "current 2", "ended 2", "current 3", "ended 3", "current -", "endReached"],
+                "\(mode)")
             XCTAssertNil(playlist.currentEntry)
             XCTAssertFalse(playlist.isActive)
             XCTAssertEqual(playlist.entries.map(\.id), ids)

@@ -120,8 +120,9 @@ public final class VLCMediaPlayer: VLCEventSource {
     deinit {
         let table = eventHub.finish()
         // A playback still running ends here, for the player's subscribers, as `quit`.
-        let quit = driver.tracker.tearDown().map { PlaybackEvent($0.stamp, .ended($0.summary)) }
-        _ = playbacks.eventHub.finish(lastEvent: quit)
+        let ended = driver.tracker.tearDown()
+        _ = playbacks.eventHub.finish(lastEvent: ended.map { PlaybackEvent($0.stamp, .ended($0.summary)) })
+        driver.tracker.endDelivered(ended)
         if recordsFailureCauses { library.logs.stopCapturing() }
         let driver = driver
         // This may run on any thread, a libvlc one included: releasing a player stops it,
@@ -346,6 +347,8 @@ final class PlayerListener: NativeEventReceiver {
         if !detour.inCallback(LockedSendDetour.Request(delivery: delivery, sender: sender, handler: handler)) {
             handler.handle(delivery, sender: sender) { player, delivery in player.publish(delivery) }
         }
+        tracker.endDelivered(delivery.update.endedBefore)
+        tracker.endDelivered(delivery.update.ended)
         // The wrappers an event carries were made for it here; their last reference must
         // not go on this libvlc thread.
         if event.holdsWrappers { ServiceQueues.releaseLater(consume event) }

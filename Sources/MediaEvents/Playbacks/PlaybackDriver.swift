@@ -43,6 +43,7 @@ final class PlaybackDriver: Sendable {
         var update = PlaybackTracker.Update()
         update.ended = ended
         deliver(PlayerDelivery(event: nil, update: update))
+        tracker.endDelivered(ended)
     }
 
     /// `play()`: resumes a running input, or starts a new one (a new playback), after
@@ -68,6 +69,7 @@ final class PlaybackDriver: Sendable {
             update.endedBefore = ended
             update.began = (stamp, mrl)
             deliver(PlayerDelivery(event: nil, update: update))
+            tracker.endDelivered(ended)
             tracker.announce(stamp.playback)
             player.play()
             return stamp.playback

@@ -92,7 +92,8 @@ final class PlaybackTracker: Sendable {
     private let state = Protected(State())
     /// The error messages libvlc logs for each input, when the player records causes.
     let causes: InputTracker?
-    /// Called with every decided outcome, outside the lock (a playlist player's advance).
+    /// Called with every decided outcome, outside the lock, once the `ended` event is on its
+    /// way to the player's subscribers (`endDelivered`): a playlist player's advance.
     private let endObservers = Protected<[@Sendable (PlaybackSummary) -> Void]>([])
 
     init(causes: InputTracker?) {
@@ -414,8 +415,16 @@ final class PlaybackTracker: Sendable {
         return (current.stamp, summary)
     }
 
-    /// After a transition, outside the lock: resumes the waiters of that playback and tells
-    /// the observers.
+    /// An `ended` decided here has been handed to the player's delivery: tells the end
+    /// observers, whose events (a playlist's next entry, its end) thus come after that
+    /// `PlaybackEnded` wherever both are delivered on one queue or thread.
+    func endDelivered(_ ended: (stamp: Stamp, summary: PlaybackSummary)?) {
+        guard let ended else { return }
+        for observer in endObservers.withLock({ $0 }) { observer(ended.summary) }
+    }
+
+    /// After a transition, outside the lock: resumes the waiters of that playback (the
+    /// caller delivers the `ended` event, then calls `endDelivered`).
     private func finishDecision(_ ended: (stamp: Stamp, summary: PlaybackSummary)?) {
         guard let ended else { return }
         let waiters = state.withLock { state -> [Waiter] in
@@ -429,7 +438,6 @@ final class PlaybackTracker: Sendable {
                 for waiter in waiters { waiter.continuation.resume(returning: summary) }
             }
         }
-        for observer in endObservers.withLock({ $0 }) { observer(ended.summary) }
     }
 }
 
