@@ -80,6 +80,29 @@ final class PlaylistPlayerTests: XCTestCase {
         }
     }
 
+    /// `next()` while an entry plays: the `skipped` end of its playback is dispatched before
+    /// the playlist's move to the next entry, as a natural end is; in every configuration.
+    func testNext_whileAnEntryPlays_itsSkippedEndComesBeforeTheMove() throws {
+        let wavs = try (0..<2).map { try TestMedia.wav(seconds: 5, name: "skip-\($0).wav") }
+        for mode in DispatchMode.allCases {
+            let (configuration, _) = mode.make()
+            let playlist = VLCPlaylistPlayer(
+                library: TestLibrary.shared, configuration: configuration,
+                options: PlayerOptions(audio: .discardInRealTime))
+            let watch = Watch(playlist)
+            let ids = playlist.append(media(wavs))
+            playlist.play()
+            XCTAssertTrue(watch.playbacks.wait(timeout: 20) { $0.kind == .player(.playing) }, "\(mode)")
+            XCTAssertTrue(playlist.next(), "\(mode)")
+            XCTAssertTrue(
+                watch.playbacks.wait(timeout: 20) { $0.kind == .player(.playing) && $0.entry == ids[1] }, "\(mode)")
+            XCTAssertEqual(watch.order.values, ["current 1", "ended 1", "current 2"], "\(mode)")
+            XCTAssertEqual(watch.ended.map(\.outcome), [.skipped], "\(mode)")
+            playlist.stop()
+            watch.cancel()
+        }
+    }
+
     /// `next()` after the last entry and `previous()` before the first say that nothing changed,
     /// and change nothing; with `loop == .list` they wrap.
     func testNextAndPrevious_atTheEnds_reportThatNothingChangedUnlessTheListLoops() throws {

@@ -18,7 +18,8 @@ import Dispatch
 /// its own thread. Every call is safe from any thread and any handler in every configuration:
 /// the decision is made at once under a lock (so `next()` can say whether there was a next
 /// entry), and what libvlc must do is queued on the player's control queue, where a start
-/// overtaken by a later call is dropped.
+/// overtaken by a later call is dropped. The playlist's events go out from there too, after
+/// the libvlc calls of their transition: a call returns before its events are delivered.
 public final class VLCPlaylistPlayer: VLCEventSource {
     /// The player that plays the entries. Its control calls work as usual (`pause`, `volume`,
     /// `time` …); its `media`, `play()` and `stop()` are the playlist's to call.
@@ -185,48 +186,66 @@ public final class VLCPlaylistPlayer: VLCEventSource {
 
     // MARK: Effects
 
-    /// Carries out a transition's effects, outside the lock: events to the subscribers, libvlc
-    /// calls to the player's control queue.
+    /// Carries out a transition's effects, outside the lock: libvlc calls and the events, in
+    /// that order, on the player's control queue.
+    ///
+    /// The events go out from the control queue, never from the caller's thread: a call made
+    /// in a handler running on a queue that the playlist's synchronous queue targets would
+    /// otherwise `sync` onto its own queue. They follow what libvlc did for the transition, so
+    /// the `ended` (`skipped`) of the playback a `next()` replaces comes before the playlist's
+    /// `currentEntryChanged`, as the `ended` of a playback that ended by itself does.
     private func apply(_ effects: PlaylistState<VLCMedia>.Effects) {
-        if !effects.events.isEmpty, let handler = handler.withLock({ $0 }) {
-            for event in effects.events {
-                handler.handleEvent(event) { playlist, event in playlist.eventHub.publish(event) }
-            }
+        let publish = publisher(effects.events)
+        if let start = effects.start, !start.afterBackoff {
+            self.start(start.item, start.generation, then: publish)
+            return
         }
         if let start = effects.start {
-            if start.afterBackoff {
-                let nanoseconds =
-                    Int(failureBackoff.components.seconds) * 1_000_000_000
-                    + Int(failureBackoff.components.attoseconds / 1_000_000_000)
-                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
-                    self?.start(start.item, start.generation)
-                }
-            } else {
-                self.start(start.item, start.generation)
+            player.control.perform { _ in publish() }
+            let nanoseconds =
+                Int(failureBackoff.components.seconds) * 1_000_000_000
+                + Int(failureBackoff.components.attoseconds / 1_000_000_000)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+                self?.start(start.item, start.generation, then: {})
             }
         } else if effects.stop {
             let driver = player.driver
             let state = state
             player.perform { player in
                 // A start requested after this stop (a newer generation) is not undone.
-                guard !state.withLock({ $0.isActive }) else { return }
-                driver.stop(player)
+                if !state.withLock({ $0.isActive }) { driver.stop(player) }
+                publish()
             }
-        } else if effects.resume {
-            player.resume()
+        } else {
+            player.control.perform { _ in publish() }
+            if effects.resume { player.resume() }
+        }
+    }
+
+    /// Delivers `events` to the playlist's subscribers when called.
+    private func publisher(_ events: [PlaylistEvent]) -> @Sendable () -> Void {
+        guard !events.isEmpty, let handler = handler.withLock({ $0 }) else { return {} }
+        return {
+            for event in events {
+                handler.handleEvent(event) { playlist, event in playlist.eventHub.publish(event) }
+            }
         }
     }
 
     /// Queues the start of `item` on the player's control queue, dropped there if a later
-    /// transition overtook it.
-    private func start(_ item: PlaylistState<VLCMedia>.Item, _ generation: UInt64) {
+    /// transition overtook it, with `publish` between the media change (which ends the
+    /// running playback) and the start.
+    private func start(
+        _ item: PlaylistState<VLCMedia>.Item, _ generation: UInt64, then publish: @escaping @Sendable () -> Void
+    ) {
         let driver = player.driver
         let state = state
         let next = nextToPrepare(after: item.entry.id)
         player.perform { player in
-            guard state.withLock({ $0.isCurrent(generation) }) else { return }
+            guard state.withLock({ $0.isCurrent(generation) }) else { return publish() }
             driver.tracker.setNextEntry(item.entry.id)
             driver.setMedia(player, item.media.native)
+            publish()
             driver.play(player)
         }
         if let next { prepare(next) }
