@@ -9,7 +9,7 @@ import XCTest
 ///
 /// The matrix is generated from two tables: `MatrixMember.all` (what is called) and
 /// `MatrixScenario` (what provokes events: playback, a playlist parse, list edits, a list
-/// player). A new member or event joins it by one line. In each run, the first event of each
+/// player, a playlist player with its playbacks). A new member or event joins it by one line. In each run, the first event of each
 /// kind from each object calls every member once, in order, perturbing ones included (a
 /// `stop()` from `Opening` ends that playback early; coverage is what the run reached, and
 /// the cells that matter most are required below). A second pass drops every reference of
@@ -138,6 +138,8 @@ final class MatrixWorld: Sendable {
     let media: Box<VLCMedia>
     let list: Box<VLCMediaList>
     let listPlayer: Box<VLCMediaListPlayer>
+    /// The playlist owned in Swift; its `player` is also the world's `player`.
+    let playlist: Box<VLCPlaylistPlayer>
     /// The media the player's last `MediaChanged` carried: a second wrapper of `media` (or of
     /// a list item), made by MediaEvents for the event.
     let payload: Box<VLCMedia>
@@ -160,6 +162,7 @@ final class MatrixWorld: Sendable {
         media = Box(nil)
         list = Box(nil)
         listPlayer = Box(nil)
+        playlist = Box(nil)
         payload = Box(nil)
         second = Box(nil)
     }
@@ -183,6 +186,7 @@ final class MatrixWorld: Sendable {
     func dropAll() {
         player.current?.media = nil
         listPlayer.clear()
+        playlist.clear()
         player.clear()
         list.clear()
         media.clear()
@@ -220,7 +224,7 @@ struct MatrixMember: Sendable {
     var perturbs: Bool { traits.contains(.perturbs) }
 
     static let all: [MatrixMember] =
-        player + playerMediaCalls + media + secondWrappers + list + listPlayer + library
+        player + playerMediaCalls + media + secondWrappers + list + listPlayer + playlist + playbacks + library
 
     /// The runs of members that leave the scenario as it is: one. Members that make players run
     /// together with snapshots: made in a handler, the native player is created on its control
@@ -429,6 +433,70 @@ struct MatrixMember: Sendable {
         },
     ]
 
+    /// Starts `call` on the world's playlist as a task the run waits for.
+    private static func playlistTask(
+        _ name: String, _ traits: Traits = [], _ call: @escaping @Sendable (VLCPlaylistPlayer) async -> Void
+    ) -> MatrixMember {
+        .init(name, traits) { world in
+            guard let playlist = world.playlist.current else { return }
+            world.start(name) { await call(playlist) }
+        }
+    }
+
+    /// The playlist owned in Swift: reads, edits by id, and the moves that decide at once under
+    /// its lock and queue the libvlc calls.
+    static let playlist: [MatrixMember] = [
+        .init("playlist.entries") { _ = $0.playlist.current?.entries },
+        .init("playlist.currentEntry") { _ = $0.playlist.current?.currentEntry },
+        .init("playlist.isActive") { _ = $0.playlist.current?.isActive },
+        .init("playlist.loop") { _ = $0.playlist.current?.loop },
+        .init("playlist.observe+cancel") { $0.playlist.current?.observe { _ in }.cancel() },
+        .init("playlist.events+cancel") { $0.playlist.current?.events().cancel() },
+        playlistTask("playlist.waitForPendingControls") { await $0.waitForPendingControls() },
+        .init("playlist.loop = off", .perturbs) { $0.playlist.current?.loop = .off },
+        .init("playlist.append", .perturbs) { world in
+            _ = world.playlist.current?.append([world.makeMedia(world.spare)])
+        },
+        .init("playlist.insert", .perturbs) { world in
+            _ = world.playlist.current?.insert([world.makeMedia(world.spare)], at: 0)
+        },
+        .init("playlist.move", .perturbs) { world in
+            guard let playlist = world.playlist.current, let last = playlist.entries.last else { return }
+            _ = playlist.move(last.id, to: 0)
+        },
+        .init("playlist.remove", .perturbs) { world in
+            guard let playlist = world.playlist.current, let first = playlist.entries.first else { return }
+            _ = playlist.remove(first.id)
+        },
+        .init("playlist.play(id)", .perturbs) { world in
+            guard let playlist = world.playlist.current, let last = playlist.entries.last else { return }
+            _ = playlist.play(last.id)
+        },
+        .init("playlist.next", .perturbs) { _ = $0.playlist.current?.next() },
+        .init("playlist.previous", .perturbs) { _ = $0.playlist.current?.previous() },
+        .init("playlist.play", .perturbs) { $0.playlist.current?.play() },
+        .init("playlist.pause", .perturbs) { $0.playlist.current?.pause() },
+        .init("playlist.resume", .perturbs) { $0.playlist.current?.resume() },
+        .init("playlist.stop", .perturbs) { $0.playlist.current?.stop() },
+        .init("playlist.clear", .perturbs) { $0.playlist.current?.clear() },
+        .init("new VLCPlaylistPlayer + drop", .makesPlayer) { world in
+            _ = VLCPlaylistPlayer(library: world.library, configuration: world.objects)
+        },
+    ]
+
+    /// Any player's playbacks: the current one, its outcome, its tagged events.
+    static let playbacks: [MatrixMember] = [
+        .init("player.currentPlayback") { _ = $0.player.current?.currentPlayback },
+        .init("player.stallTimeout") { _ = $0.player.current?.stallTimeout },
+        .init("player.playbacks.observe+cancel") { $0.player.current?.playbacks.observe { _ in }.cancel() },
+        .init("player.playbacks.events+cancel") { $0.player.current?.playbacks.events().cancel() },
+        task("player.outcome(of:)") { player in
+            guard let playback = player.currentPlayback else { return }
+            _ = try? await player.outcome(of: playback, timeout: .milliseconds(200))
+        },
+        task("player.startPlayback", .perturbs) { _ = await $0.startPlayback() },
+    ]
+
     static let library: [MatrixMember] = [
         .init("VLCLibrary.version") { _ in _ = VLCLibrary.version },
         .init("VLCLibrary.mediaReferenceCountIsAtomic") { _ in _ = VLCLibrary.mediaReferenceCountIsAtomic },
@@ -451,7 +519,7 @@ enum MatrixScenario: String, CaseIterable, Sendable, CustomStringConvertible {
     /// `stalledStream`: a stream media whose `read` waits for data that never comes, once it
     /// has served the start of a WAV; the run ends once the read waits, and its `stop` (and
     /// every member that stops, sets the media or drops the player) must cancel that read.
-    case playback, videoPlayback, streamPlayback, stalledStream, playlistParse, listEdits, listPlayer
+    case playback, videoPlayback, streamPlayback, stalledStream, playlistParse, listEdits, listPlayer, playlistPlayer
 
     var description: String { rawValue }
 
@@ -465,6 +533,7 @@ enum MatrixScenario: String, CaseIterable, Sendable, CustomStringConvertible {
         case .playlistParse: ["media MediaParsedChanged"]
         case .listEdits: ["list MediaListItemDeleted"]
         case .listPlayer: ["listPlayer MediaListPlayerPlayed", "listPlayer MediaListPlayerStopped"]
+        case .playlistPlayer: ["playlist PlaylistEndReached"]
         }
     }
 
@@ -515,6 +584,15 @@ enum MatrixScenario: String, CaseIterable, Sendable, CustomStringConvertible {
             ]
         case .listPlayer:
             [MatrixCell(member: "listPlayer.state", event: "listPlayer MediaListPlayerNextItemSet")]
+        case .playlistPlayer:
+            // The playlist decides the next entry inside the end's delivery, under its lock.
+            [
+                MatrixCell(member: "playlist.entries", event: "playbacks PlaybackEnded"),
+                MatrixCell(member: "playlist.currentEntry", event: "playlist PlaylistCurrentEntryChanged"),
+                MatrixCell(member: "player.currentPlayback", event: "playbacks PlaybackBegan"),
+                MatrixCell(member: "playlist.isActive", event: "playlist PlaylistEndReached"),
+                MatrixCell(member: "new VLCPlaylistPlayer + drop", event: "player MediaPlayerEndReached"),
+            ]
         }
     }
 }
@@ -640,6 +718,10 @@ final class MatrixRun: Sendable {
         let resting: Set<PlaybackState> = [.paused, .stopped, .ended, .error]
         if let player = world.player.current, !resting.contains(player.state) { return false }
         if let listPlayer = world.listPlayer.current, !resting.contains(listPlayer.state) { return false }
+        // Between two entries the player rests while the playlist starts the next one.
+        if let playlist = world.playlist.current, playlist.isActive, playlist.player.state != .paused {
+            return false
+        }
         return true
     }
 
@@ -729,6 +811,20 @@ final class MatrixRun: Sendable {
             ]
             listPlayer.mediaList = list
             listPlayer.play()
+        case .playlistPlayer:
+            let playlist = VLCPlaylistPlayer(library: world.library, configuration: world.objects)
+            let media = world.makeMedia(inputs[0])
+            world.playlist.set(playlist)
+            world.player.set(playlist.player)
+            world.media.set(media)
+            tokens += [
+                subscribe(playlist, as: "playlist"), subscribe(playlist.player.playbacks, as: "playbacks"),
+                keepPayloads(of: playlist.player), subscribe(playlist.player, as: "player"),
+                subscribe(media, as: "media"),
+            ]
+            tokens += subscribeSecondWrapper(of: media)
+            playlist.append([media, world.makeMedia(world.spare)])
+            playlist.play()
         }
         // Until the scenario's end event has come, or, when a perturbing member prevented it,
         // until the world has settled (see `settle`); 20 s at most. The main queue is drained
@@ -744,6 +840,7 @@ final class MatrixRun: Sendable {
         }
         // The stops send events (a list player's first Stopped) whose handlers call members
         // and start tasks too: they are let in before the tasks are awaited.
+        world.playlist.current?.stop()
         world.player.current?.stop()
         world.listPlayer.current?.stop()
         _ = settle(until: Date() + 20)
