@@ -379,7 +379,12 @@ final class MQTTService: @unchecked Sendable {
         }
         guard changed else { return }
         publishing.withLock { handed in
-            outbox.withLock { $0.unacknowledged += 1 }
+            // The exit may have begun since the check above: its offline status is the last.
+            let stopping = outbox.withLock { box in
+                if !box.stopping { box.unacknowledged += 1 }
+                return box.stopping
+            }
+            guard !stopping else { return }
             send(Item(topic: topics.status, payload: Array(status.utf8), progressName: nil, retain: true))
             handed += 1
         }
