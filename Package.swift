@@ -57,9 +57,16 @@ let package = Package(
             providers: [.apt(["libsystemd-dev"])]
         ),
         .target(name: "MPRISInterfaces", dependencies: ["CSDBus"], path: "Examples/MPRISInterfaces"),
+        // libmosquitto for media-daemon's MQTT front end (--mqtt).
+        .systemLibrary(
+            name: "CMosquitto",
+            path: "Examples/CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
         .executableTarget(
             name: "media-daemon",
-            dependencies: ["MediaEvents", "ExampleSupport", "CSDBus", "MPRISInterfaces"],
+            dependencies: ["MediaEvents", "ExampleSupport", "CSDBus", "MPRISInterfaces", "CMosquitto"],
             path: "Examples/media-daemon",
             // The example systemd unit and the system bus's D-Bus policy: documentation.
             exclude: ["media-daemon.service", "media-daemon-mpris.conf"]

@@ -6,10 +6,12 @@
 # JSON output against Schemas/ with it), mpv (the example tests run the same mpv IPC client
 # script against mpv and against media-daemon), libsystemd-dev (sd-bus: media-daemon --mpris),
 # and playerctl and dbus (the MPRIS tests run a bus of their own and drive the daemon with
-# playerctl, dbus-send and dbus-monitor). Runs apt-get only when a package is absent.
+# playerctl, dbus-send and dbus-monitor), libmosquitto-dev (media-daemon --mqtt), and mosquitto
+# and mosquitto-clients (the MQTT tests run a broker of their own and use mosquitto_sub and
+# mosquitto_pub as clients). Runs apt-get only when a package is absent.
 set -euo pipefail
 packages=(libvlc-dev vlc-plugin-base sox libsox-fmt-all ffmpeg valgrind python3-jsonschema mpv
-    libsystemd-dev playerctl dbus)
+    libsystemd-dev playerctl dbus libmosquitto-dev mosquitto mosquitto-clients)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

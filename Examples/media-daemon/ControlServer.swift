@@ -676,11 +676,10 @@ final class ControlServer: Sendable {
     /// The answer to one request line: mpv's form when "command" is an array, else the
     /// daemon's.
     private func answer(_ bytes: [UInt8], client id: Int) -> Answer {
-        // Fragments allowed: a lone string or number is valid JSON, only not a request.
-        let parsed = try? JSONSerialization.jsonObject(with: Data(bytes), options: .fragmentsAllowed)
-        guard let request = parsed as? [String: Any] else {
-            let what = parsed == nil ? "malformed JSON" : "a request is a JSON object"
-            return .reply(JSON.line([("request_id", .null), ("ok", .bool(false)), ("error", .string(what))]))
+        let request: [String: Any]
+        switch Self.request(bytes) {
+        case .success(let parsed): request = parsed
+        case .failure(let error): return .reply(error.line)
         }
         let requestID = Self.jsonValue(request["request_id"])
         if let array = request["command"] as? [Any] {
@@ -717,6 +716,74 @@ final class ControlServer: Sendable {
         }
     }
 
+    /// A request line that is not a request: its error reply.
+    struct RequestError: Error {
+        let line: String
+    }
+
+    /// The JSON object of a request line, or the error reply to a line that is not one.
+    static func request(_ bytes: [UInt8]) -> Result<[String: Any], RequestError> {
+        // Fragments allowed: a lone string or number is valid JSON, only not a request.
+        let parsed = try? JSONSerialization.jsonObject(with: Data(bytes), options: .fragmentsAllowed)
+        guard let request = parsed as? [String: Any] else {
+            let what = parsed == nil ? "malformed JSON" : "a request is a JSON object"
+            return .failure(
+                RequestError(line: JSON.line([("request_id", .null), ("ok", .bool(false)), ("error", .string(what))])))
+        }
+        return .success(request)
+    }
+
+    /// The reply to one request line from a peer without a connection of its own (the MQTT
+    /// front end): the same commands in the same two forms, except what needs a connection
+    /// (subscriptions, mpv's observers and event switches), answered with an error saying so.
+    /// `status` has no "control" member. Runs where `commands` runs: the control queue.
+    static func answerWithoutConnection(
+        _ bytes: [UInt8], commands: any ControlCommands, clientName: String, unsupported: String
+    ) -> String {
+        let request: [String: Any]
+        switch Self.request(bytes) {
+        case .success(let parsed): request = parsed
+        case .failure(let error): return error.line
+        }
+        let requestID = Self.jsonValue(request["request_id"])
+        if let array = request["command"] as? [Any] {
+            let mpvID = request["request_id"] == nil ? .int(0) : requestID
+            let result: Result<JSONValue?, MpvError>
+            switch MpvRequest.parse(array) {
+            case .failure(let error): result = .failure(error)
+            case .success(let parsed):
+                result = mpvResult(parsed, commands: commands, clientName: clientName) ?? .failure(.command)
+            }
+            return MpvLine.reply(requestID: mpvID, result: result)
+        }
+        guard let command = request["command"] as? String else {
+            return nativeReply(requestID, .error("no \"command\" (a string, or mpv's array)"))
+        }
+        switch command {
+        case "subscribe", "unsubscribe": return nativeReply(requestID, .error(unsupported))
+        case "status": return nativeReply(requestID, .ok(commands.statusFields()))
+        default: return nativeReply(requestID, commands.perform(command, request))
+        }
+    }
+
+    /// The result of mpv's `request`, or `nil` for one that needs a connection's state
+    /// (observers, event switches).
+    private static func mpvResult(_ request: MpvRequest, commands: any ControlCommands, clientName: String)
+        -> Result<JSONValue?, MpvError>?
+    {
+        switch request {
+        case .getProperty(let name, let asString):
+            commands.mpvProperty(name).map { asString ? MpvLine.string($0) : $0 }
+        case .setProperty(let name, let value):
+            commands.mpvSetProperty(name, value).map { .failure($0) } ?? .success(nil)
+        case .command(let name, let args): commands.mpvCommand(name, args)
+        case .getVersion: .success(.int(MpvRequest.clientAPIVersion))
+        case .clientName: .success(.string(clientName))
+        case .getTimeMicroseconds: .success(.int(Int64(DispatchTime.now().uptimeNanoseconds / 1000)))
+        case .enableEvent, .observe, .unobserve: nil
+        }
+    }
+
     private static func nativeReply(_ requestID: JSONValue, _ reply: CommandReply) -> String {
         switch reply {
         case .ok(let fields): JSON.line([("request_id", requestID), ("ok", .bool(true))] + fields)
@@ -737,17 +804,10 @@ final class ControlServer: Sendable {
         case .success(let parsed): request = parsed
         case .failure(let error): return reply(.failure(error))
         }
+        if let result = Self.mpvResult(request, commands: commands, clientName: "ipc-\(id)") { return reply(result) }
         switch request {
-        case .getProperty(let name, let asString):
-            return reply(commands.mpvProperty(name).map { asString ? MpvLine.string($0) : $0 })
-        case .setProperty(let name, let value):
-            return reply(commands.mpvSetProperty(name, value).map { .failure($0) } ?? .success(nil))
-        case .command(let name, let args):
-            return reply(commands.mpvCommand(name, args))
-        case .getVersion: return reply(.success(.int(MpvRequest.clientAPIVersion)))
-        case .clientName: return reply(.success(.string("ipc-\(id)")))
-        case .getTimeMicroseconds:
-            return reply(.success(.int(Int64(DispatchTime.now().uptimeNanoseconds / 1000))))
+        case .getProperty, .setProperty, .command, .getVersion, .clientName, .getTimeMicroseconds:
+            return reply(.failure(.command))
         case .enableEvent(let name, let enable):
             return .withClient { [self] client, state in
                 let names = name == "all" ? MpvEvents.names : [name]

@@ -56,6 +56,10 @@ final class Daemon: Sendable {
     private let healthLines = DispatchQueue(label: "media-daemon.health-lines")
     /// Told of every playback and playlist event (`setEventTap`).
     private let eventTap = Guarded<(@Sendable (DaemonEvent) -> Void)?>(nil)
+    /// Told of every log line (`setLineTap`).
+    private let lineTap = Guarded<(@Sendable (EventRecord, String) -> Void)?>(nil)
+    /// Run at the exit, after the last line (`addExitHook`).
+    private let exitHooks = Guarded<[@Sendable () -> Void]>([])
     /// What the player's events said last: mpv's properties (`MpvProperties.swift`).
     let facts = Guarded(PlayerFacts())
     /// The player's events outside any playback, found among its own events.
@@ -94,9 +98,11 @@ final class Daemon: Sendable {
             }
             if changed { control?.propertiesChanged() }
         }
+        let lineTap = lineTap
         log.setTap { record, line in
             lineCount.withLock { $0 += 1 }
             control?.publish(record, line: line)
+            lineTap.withLock { $0 }?(record, line)
         }
     }
 
@@ -108,6 +114,18 @@ final class Daemon: Sendable {
     /// where the event is delivered (often libvlc's thread): it must not wait.
     func setEventTap(_ tap: (@Sendable (DaemonEvent) -> Void)?) {
         eventTap.withLock { $0 = tap }
+    }
+
+    /// Sets the tap told of every log line (its record and its text), in the log's order,
+    /// under the log's lock: it must queue the line and return (`EventLog.setTap`).
+    func setLineTap(_ tap: (@Sendable (EventRecord, String) -> Void)?) {
+        lineTap.withLock { $0 = tap }
+    }
+
+    /// Adds `hook`, run at the exit after the last line (`Exited`) is written, before the
+    /// process ends: it must return within a few hundred milliseconds (the exit's 2 s promise).
+    func addExitHook(_ hook: @escaping @Sendable () -> Void) {
+        exitHooks.withLock { $0.append(hook) }
     }
 
     /// The playlist, for reading its state and for what no command covers (MPRIS's loop and
@@ -281,6 +299,7 @@ final class Daemon: Sendable {
         guard log.close(with: closing) else { return }
         // The Exited line too, if the clients' sockets take it now; the socket file goes.
         control?.finish()
+        for hook in exitHooks.withLock({ $0 }) { hook() }
         log.sync()
         // _exit, not exit: atexit handlers and static destructors would run while libvlc's
         // threads may still be running (the teardown may have timed out).

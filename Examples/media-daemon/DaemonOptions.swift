@@ -56,6 +56,17 @@ let usage = """
       --mpris-name NAME  org.mpris.MediaPlayer2.NAME instead (playerctl -p NAME)
       --mpris-bus BUS    session (default) or system (needs the D-Bus policy of
                          Examples/media-daemon/media-daemon-mpris.conf installed)
+      --mqtt URL         also appear on an MQTT broker (mqtt://host[:port], default port 1883;
+                         mqtts:// for TLS, default 8883), under media-daemon/ID/: every log
+                         line on events, a retained status ({"state":"online"|"offline",...}),
+                         commands (the control socket's forms) on command, replies on reply;
+                         reconnects with backoff, keeping up to 1000 lines meanwhile (see
+                         DaemonFleet.md)
+      --mqtt-id ID       the ID in the topics (default: the host's name)
+      --mqtt-password-file FILE
+                         the user and password for the broker: FILE's first line, USER:PASSWORD
+      --mqtt-cafile FILE verify an mqtts:// broker with these CA certificates (PEM; default:
+                         the system's)
 
     Lines: every line has "seq" (continued from the last line of an existing --log file), "t"
     (seconds since start), "ts" (UTC wall-clock time), "source" and "event". Lines of a
@@ -89,7 +100,8 @@ let usage = """
     opened at start, the playlist is not text, the control socket cannot be created (its
     path exists and is not a stale socket, or another daemon listens on it), or the log
     cannot be written (a message says why), --mpris cannot connect to its bus or take its
-    name (no bus, or the bus's policy refuses it); 141 the output pipe was closed; 2 usage error.
+    name (no bus, or the bus's policy refuses it), --mqtt's URL is not a usable mqtt:// or
+    mqtts:// URL, or its password file cannot be read; 141 the output pipe was closed; 2 usage error.
     """
 
 /// The options of `media-daemon`.
@@ -120,6 +132,8 @@ struct DaemonOptions {
     var controlPath: String?
     /// Where to appear on D-Bus (`--mpris`); `nil` without.
     var mpris: MPRISOptions?
+    /// Where to appear on an MQTT broker (`--mqtt`); `nil` without.
+    var mqtt: MQTTOptions?
     /// The mode a new `--log` file is created with (`--log-mode`).
     var logMode: mode_t = 0o600
     /// Log lines kept for clients that catch up (`--catch-up`).
@@ -140,6 +154,11 @@ struct DaemonOptions {
         var audioFlags: [String] = []
         var mprisFlags: [String] = []
         var mprisGiven = false
+        var mqttFlags: [String] = []
+        var mqttURL: String?
+        var mqttID: String?
+        var mqttPasswordFile: String?
+        var mqttCAFile: String?
         while let argument = reader.nextOption(positional: { options.arguments.append($0) }) {
             switch argument {
             case "--playlist": options.playlistFile = try reader.value(for: argument)
@@ -174,6 +193,16 @@ struct DaemonOptions {
                 mprisFlags.append(argument)
                 options.mpris = options.mpris ?? MPRISOptions()
                 options.mpris?.bus = try MPRISOptions.bus(try reader.value(for: argument))
+            case "--mqtt": mqttURL = try reader.value(for: argument)
+            case "--mqtt-id":
+                mqttFlags.append(argument)
+                mqttID = try MQTTOptions.validated(id: try reader.value(for: argument))
+            case "--mqtt-password-file":
+                mqttFlags.append(argument)
+                mqttPasswordFile = try reader.value(for: argument)
+            case "--mqtt-cafile":
+                mqttFlags.append(argument)
+                mqttCAFile = try reader.value(for: argument)
             case "--log-mode":
                 let text = try reader.value(for: argument)
                 guard let mode = mode_t(text, radix: 8), mode <= 0o777, mode & 0o600 == 0o600 else {
@@ -201,11 +230,18 @@ struct DaemonOptions {
         }
         if Set(audioFlags).count > 1 { throw UsageError("--audio and --untimed cannot be combined") }
         if let flag = mprisFlags.first, !mprisGiven { throw UsageError("\(flag) needs --mpris") }
+        if let url = mqttURL {
+            options.mqtt = MQTTOptions(
+                url: url, id: mqttID ?? MQTTOptions.hostName, passwordFile: mqttPasswordFile, cafile: mqttCAFile)
+        } else if let flag = mqttFlags.first {
+            throw UsageError("\(flag) needs --mqtt")
+        }
         guard
             options.playlistFile != nil || !options.arguments.isEmpty || options.controlPath != nil
-                || options.mpris != nil
+                || options.mpris != nil || options.mqtt != nil
         else {
-            throw UsageError("nothing to play: give --playlist FILE, MEDIA arguments, --control PATH or --mpris")
+            throw UsageError(
+                "nothing to play: give --playlist FILE, MEDIA arguments, --control PATH, --mpris or --mqtt")
         }
         return options
     }

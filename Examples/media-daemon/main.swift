@@ -17,6 +17,17 @@ do {
     exit(2)
 }
 
+// --mqtt's URL and password file are checked before anything starts.
+if let mqtt = options.mqtt {
+    do {
+        _ = try mqtt.endpoint()
+        _ = try mqtt.credentials()
+    } catch {
+        printError("media-daemon: --mqtt: \(error)")
+        exit(1)
+    }
+}
+
 // An empty playlist starts idle; a playlist file that cannot be read is an error.
 let playlist: Playlist
 do {
@@ -89,6 +100,19 @@ do {
     // _exit: libvlc's player exists; static destructors must not run under its threads.
     _exit(1)
 }
+// --mqtt: a TLS setup that cannot be used fails the start; the broker itself is connected in
+// the background (retried with backoff while it is absent).
+let mqtt: MQTTService?
+do {
+    mqtt = try options.mqtt.map {
+        try MQTTService($0, daemon: daemon, controlQueue: controlQueue, log: log)
+    }
+    try mqtt?.start()
+} catch {
+    printError("media-daemon: --mqtt: \(error)")
+    control?.finish()
+    _exit(1)
+}
 let signalSources = daemon.installSignalHandlers(on: controlQueue)
 daemon.start(playlist)
 do {
@@ -103,6 +127,6 @@ do {
 control?.start(commands: daemon)
 let watchdog = Watchdog(liveness: daemon.liveness, notifier: notifier) { daemon.livenessChanged($0) }
 watchdog.start()
-withExtendedLifetime((signalSources, audioWarning, watchdog, mpris)) {
+withExtendedLifetime((signalSources, audioWarning, watchdog, mpris, mqtt)) {
     dispatchMain()
 }
