@@ -64,6 +64,9 @@ final class PlaylistPlayerTests: XCTestCase {
             XCTAssertEqual(ids.map(\.rawValue), [1, 2, 3])
             playlist.play()
             XCTAssertTrue(watch.waitForEnd(), "\(mode): \(watch.playlist.values)")
+            // The player was stopped before the end was announced.
+            XCTAssertEqual(playlist.player.state, .stopped, "\(mode)")
+            XCTAssertEqual(playlist.player.time, -1, "\(mode)")
             let ended = watch.ended
             XCTAssertEqual(ended.map(\.entry), ids, "\(mode)")
             XCTAssertEqual(ended.map(\.outcome), [.ended, .ended, .ended], "\(mode)")

@@ -44,7 +44,7 @@ public enum PlaylistEvent: VLCEvent, CustomStringConvertible {
     /// The entry the playlist plays (or will play) changed; `nil` once it has ended or was
     /// cleared.
     case currentEntryChanged(PlaylistEntry?)
-    /// The last entry ended with no loop: the playlist is idle.
+    /// The last entry ended with no loop: the playlist is idle and its player stopped.
     case endReached
 
     /// The kinds of playlist events.

@@ -203,6 +203,10 @@ struct PlaylistState<Media: Sendable>: Sendable {
             isActive = false
             generation += 1
             current = nil
+            // The player is stopped before the end is announced: once `endReached` arrives,
+            // its state, time and position are those of a stopped player (libvlc's own
+            // `Stopped` after an end comes from the dying input, at a moment of its choosing).
+            effects.stop = true
             effects.events = [.currentEntryChanged(nil), .endReached]
             return effects
         }
