@@ -106,6 +106,33 @@ final class PlaylistPlayerTests: XCTestCase {
         }
     }
 
+    /// `play()` called while the end of the playback a `stop()` ended is delivered (inline, on
+    /// the control queue, before the playlist hears of that end): that end moves nothing and
+    /// the entry plays again.
+    func testPlay_whenCalledAsTheStopsEndIsDelivered_playsTheEntryAgain() throws {
+        let wav = try TestMedia.wav(seconds: 5, name: "restart.wav")
+        let playlist = VLCPlaylistPlayer(
+            library: TestLibrary.shared, configuration: EventsDefaultConfiguration(),
+            options: PlayerOptions(audio: .discardInRealTime))
+        let watch = Watch(playlist)
+        let restart = playlist.player.playbacks.observe(.ended) { event in
+            if case .ended(let summary) = event.payload, summary.outcome == .stopped { playlist.play() }
+        }
+        let ids = playlist.append(media([wav]))
+        playlist.play()
+        XCTAssertTrue(watch.playbacks.wait(timeout: 20) { $0.kind == .player(.playing) })
+        playlist.stop()
+        XCTAssertTrue(
+            watch.playbacks.wait(timeout: 20) { $0.kind == .player(.playing) && $0.playback.rawValue == 2 },
+            "\(watch.order.values)")
+        XCTAssertTrue(playlist.isActive)
+        XCTAssertEqual(playlist.currentEntry?.id, ids[0])
+        XCTAssertFalse(watch.playlist.values.contains { $0.kind == .endReached }, "\(watch.order.values)")
+        restart.cancel()
+        playlist.stop()
+        watch.cancel()
+    }
+
     /// `next()` after the last entry and `previous()` before the first say that nothing changed,
     /// and change nothing; with `loop == .list` they wrap.
     func testNextAndPrevious_atTheEnds_reportThatNothingChangedUnlessTheListLoops() throws {

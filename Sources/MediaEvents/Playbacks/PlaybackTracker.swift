@@ -24,6 +24,9 @@ final class PlaybackTracker: Sendable {
     struct Stamp: Sendable {
         let playback: PlaybackID
         let entry: PlaylistEntryID?
+        /// What the starter said of this playback (a playlist player's generation), 0 when
+        /// nothing.
+        var tag: UInt64 = 0
     }
 
     /// What one event did to the current playback.
@@ -76,6 +79,8 @@ final class PlaybackTracker: Sendable {
         var current: Current?
         /// The entry the next playback plays (set by a playlist player just before it starts).
         var nextEntry: PlaylistEntryID?
+        /// The tag of the next playback's stamp (set with `nextEntry`).
+        var nextTag: UInt64 = 0
         /// The most recent ended playbacks, newest last, for `summary(of:)`.
         var recent: [PlaybackSummary] = []
         var waiters: [Waiter] = []
@@ -94,7 +99,7 @@ final class PlaybackTracker: Sendable {
     let causes: InputTracker?
     /// Called with every decided outcome, outside the lock, once the `ended` event is on its
     /// way to the player's subscribers (`endDelivered`): a playlist player's advance.
-    private let endObservers = Protected<[@Sendable (PlaybackSummary) -> Void]>([])
+    private let endObservers = Protected<[@Sendable (PlaybackSummary, UInt64) -> Void]>([])
 
     init(causes: InputTracker?) {
         self.causes = causes
@@ -107,12 +112,17 @@ final class PlaybackTracker: Sendable {
         set { state.withLock { $0.stallTimeout = newValue } }
     }
 
-    /// The playback the next start belongs to the entry `entry` (a playlist player's).
-    func setNextEntry(_ entry: PlaylistEntryID?) {
-        state.withLock { $0.nextEntry = entry }
+    /// The playback the next start belongs to the entry `entry` (a playlist player's), and
+    /// its stamp carries `tag` to the end observers.
+    func setNextEntry(_ entry: PlaylistEntryID?, tag: UInt64 = 0) {
+        state.withLock { state in
+            state.nextEntry = entry
+            state.nextTag = tag
+        }
     }
 
-    func addEndObserver(_ observer: @escaping @Sendable (PlaybackSummary) -> Void) {
+    /// `observer` gets each decided outcome with its playback's stamp's tag.
+    func addEndObserver(_ observer: @escaping @Sendable (PlaybackSummary, UInt64) -> Void) {
         endObservers.withLock { $0.append(observer) }
     }
 
@@ -392,9 +402,10 @@ final class PlaybackTracker: Sendable {
     // MARK: Transitions
 
     private static func start(_ state: inout State, media: UInt, mrl: String) -> Stamp {
-        let stamp = Stamp(playback: PlaybackID(rawValue: state.nextID), entry: state.nextEntry)
+        let stamp = Stamp(playback: PlaybackID(rawValue: state.nextID), entry: state.nextEntry, tag: state.nextTag)
         state.nextID += 1
         state.nextEntry = nil
+        state.nextTag = 0
         let now = DispatchTime.now()
         state.current = Current(stamp: stamp, media: media, mrl: mrl, began: now, lastProgress: now)
         return stamp
@@ -420,7 +431,7 @@ final class PlaybackTracker: Sendable {
     /// `PlaybackEnded` wherever both are delivered on one queue or thread.
     func endDelivered(_ ended: (stamp: Stamp, summary: PlaybackSummary)?) {
         guard let ended else { return }
-        for observer in endObservers.withLock({ $0 }) { observer(ended.summary) }
+        for observer in endObservers.withLock({ $0 }) { observer(ended.summary, ended.stamp.tag) }
     }
 
     /// After a transition, outside the lock: resumes the waiters of that playback (the

@@ -178,11 +178,14 @@ struct PlaylistState<Media: Sendable>: Sendable {
 
     // MARK: Playback ends
 
-    /// The playback of the entry `entry` ended with `outcome`: what plays next. Ends that are
-    /// not of the current entry, or while the playlist does not play, change nothing; a
-    /// stop, a skip and a teardown are what a call did.
-    mutating func ended(_ entry: PlaylistEntryID, _ outcome: PlaybackOutcome) -> Effects {
-        guard isActive, entry == current, let index = index(of: entry) else { return Effects() }
+    /// The playback of the entry `entry`, started in generation `started`, ended with `outcome`: what
+    /// plays next. Ends that are not of the current entry or of the current generation (a
+    /// call overtook the playback: a stop, then a play of the same entry), or while the
+    /// playlist does not play, change nothing; a skip and a teardown are what a call did.
+    mutating func ended(_ entry: PlaylistEntryID, _ outcome: PlaybackOutcome, started: UInt64) -> Effects {
+        guard isActive, started == generation, entry == current, let index = index(of: entry) else {
+            return Effects()
+        }
         var effects = Effects()
         let target: Item?
         switch outcome {

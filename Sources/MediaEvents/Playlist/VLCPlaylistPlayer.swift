@@ -59,12 +59,14 @@ public final class VLCPlaylistPlayer: VLCEventSource {
         handler.withLock { $0 = EventsHandler(object: self, configuration: player.configuration) }
         // Told of every end on the thread that decided it (libvlc's, inside its callback, or
         // the control queue): the playlist only decides, and queues what follows.
-        player.driver.tracker.addEndObserver { [weak self] summary in
+        // The tag is the generation of the start that began the playback: the end of one that
+        // a later call (a stop, a play) overtook moves nothing.
+        player.driver.tracker.addEndObserver { [weak self] summary, generation in
             guard let self, let entry = summary.entry else { return }
             if case .expanded(let count) = summary.outcome {
                 self.expandWhenRead(entry, count: count)
             } else {
-                self.apply(self.state.withLock { $0.ended(entry, summary.outcome) })
+                self.apply(self.state.withLock { $0.ended(entry, summary.outcome, started: generation) })
             }
         }
     }
@@ -243,7 +245,7 @@ public final class VLCPlaylistPlayer: VLCEventSource {
         let next = nextToPrepare(after: item.entry.id)
         player.perform { player in
             guard state.withLock({ $0.isCurrent(generation) }) else { return publish() }
-            driver.tracker.setNextEntry(item.entry.id)
+            driver.tracker.setNextEntry(item.entry.id, tag: generation)
             driver.setMedia(player, item.media.native)
             publish()
             driver.play(player)
