@@ -127,6 +127,8 @@ do {
 control?.start(commands: daemon)
 let watchdog = Watchdog(liveness: daemon.liveness, notifier: notifier) { daemon.livenessChanged($0) }
 watchdog.start()
+// The main thread now only takes the signals (SignalPipe): everything else runs on queues
+// and threads of its own.
 withExtendedLifetime((signalSources, audioWarning, watchdog, mpris, mqtt)) {
-    dispatchMain()
+    SignalPipe.waitForever()
 }
