@@ -234,7 +234,9 @@ final class MediaDaemonMQTTTests: XCTestCase {
         let ids = (0..<10).map { "screen-\($0)" }
         var daemons: [RunningProgram] = []
         defer { for daemon in daemons { daemon.send(SIGKILL) } }
-        for id in ids { daemons.append(try startDaemon(broker, id: id, tone)) }
+        // Looping: the last one may connect long after the first began (ten daemons under a
+        // sanitizer on two busy cores), and all ten must be seen playing at once.
+        for id in ids { daemons.append(try startDaemon(broker, id: id, tone, options: ["--no-progress", "--loop"])) }
         XCTAssertTrue(
             operatorClient.waitFor(60) { messages in
                 ids.allSatisfy { self.lastStatus(messages, $0)?["player"] as? String == "playing" }
