@@ -28,6 +28,13 @@ final class PendingWork: @unchecked Sendable {
         pthread_condattr_destroy(&attributes)
     }
 
+    /// The work pending now, and how much of it is leases: for a test's failure message.
+    var pending: (count: Int, leases: Int) {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return (count, leases.values.reduce(0) { $0 + $1.count })
+    }
+
     /// One more piece of work.
     func enter() {
         pthread_mutex_lock(mutex)

@@ -875,14 +875,28 @@ final class MatrixRun: Sendable {
         XCTAssertEqual(unfinished, [], "\(configuration) \(scenario): tasks started by members did not finish in 20 s")
         world.dropAll()
         // Teardowns finish (completions run on the release queue; the main queue is drained
-        // so that the main configurations' queued deliveries can release their leases).
-        let teardownDeadline = Date() + 20
+        // so that the main configurations' queued deliveries can release their leases). A run
+        // leaves dozens of players made and dropped in handlers, each released on its control
+        // queue (under ThreadSanitizer on two busy cores, the video scenario's take 5 to 20 s):
+        // the wait fails when the pending work stops shrinking for 20 s, a hang, not when it is
+        // slow.
         var tornDown = false
-        while Date() < teardownDeadline, !tornDown {
+        var fewest = ServiceQueues.pendingTeardowns.pending.count
+        var progressed = Date()
+        while Date() < progressed + 20, !tornDown {
             RunLoop.main.run(until: Date() + 0.01)
             tornDown = VLCLibrary.waitForPendingTeardowns(timeout: 0.05)
+            let count = ServiceQueues.pendingTeardowns.pending.count
+            if count < fewest {
+                fewest = count
+                progressed = Date()
+            }
         }
-        XCTAssertTrue(tornDown, "\(configuration) \(scenario) dropping \(dropping ?? "-"): teardowns did not finish")
+        let pending = ServiceQueues.pendingTeardowns.pending
+        XCTAssertTrue(
+            tornDown,
+            "\(configuration) \(scenario) dropping \(dropping ?? "-"): teardowns made no progress in 20 s (\(pending.count) pending, \(pending.leases) of them leases)"
+        )
         XCTAssertEqual(
             world.completionsOffReleaseQueue.withLock { $0 }, [],
             "\(configuration) \(scenario): completions or .freed ran off the release queue")
