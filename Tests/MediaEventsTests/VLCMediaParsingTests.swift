@@ -123,8 +123,8 @@ final class VLCMediaParsingTests: XCTestCase {
     /// A network media whose server never answers times out; a refused connection fails.
     func testParse_whenNetworkTimesOutOrFails() async throws {
         let library = try VLCLibrary()
-        let silent = try SilentServer()
-        defer { silent.close() }
+        let silent = try StalledServer()
+        defer { withExtendedLifetime(silent) {} }
         let stalled = VLCMedia(url: URL(string: "http://127.0.0.1:\(silent.port)/a.wav")!, library: library)
         let stalledStatus = try await parse(stalled, options: .network, timeout: .milliseconds(500))
         XCTAssertEqual(stalledStatus, .timeout)
@@ -141,8 +141,8 @@ final class VLCMediaParsingTests: XCTestCase {
     /// Cancelling the awaiting task ends the wait with CancellationError.
     func testParse_whenCancelled() async throws {
         let library = try VLCLibrary()
-        let silent = try SilentServer()
-        defer { silent.close() }
+        let silent = try StalledServer()
+        defer { withExtendedLifetime(silent) {} }
         let media = VLCMedia(url: URL(string: "http://127.0.0.1:\(silent.port)/c.wav")!, library: library)
         let task = Task { try await media.parse(options: .network, timeout: .seconds(20)) }
         try await Task.sleep(for: .milliseconds(100))
@@ -209,34 +209,4 @@ final class VLCMediaParsingTests: XCTestCase {
         XCTAssertEqual(completions.count, iterations)
         _ = tokens
     }
-}
-
-/// A TCP server that accepts connections into its backlog and never answers.
-// TODO: move to Support
-final class SilentServer: Sendable {
-    let port: UInt16
-    private let fd: Int32
-
-    init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.fd = fd
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0, listen(fd, 16) == 0 else { throw TestMedia.Failure(description: "silent server") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        port = UInt16(bigEndian: address.sin_port)
-        _ = self.fd
-    }
-
-    func close() { _ = Glibc.close(fd) }
 }

@@ -129,7 +129,9 @@ public final class LocalHTTPServer: Sendable {
         }
     }
 
-    private static func listenSocket(listen doListen: Bool = true) throws -> (Int32, UInt16) {
+    /// A TCP socket bound to a free port of 127.0.0.1, listening unless `doListen` is false,
+    /// and its port.
+    static func listenSocket(listen doListen: Bool = true) throws -> (Int32, UInt16) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
         var one: Int32 = 1

@@ -33,21 +33,7 @@ final class MQTTBroker: @unchecked Sendable {
 
     /// A port of 127.0.0.1 free now: bound to port 0, read back, closed.
     private static func freePort() throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw ProgramFailure(description: "socket: \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
-            }
-        }
-        guard bound else { throw ProgramFailure(description: "bind: \(String(cString: strerror(errno)))") }
-        return Int32(UInt16(bigEndian: address.sin_port))
+        Int32(try LocalHTTPServer.closedPort())
     }
 
     /// Starts mosquitto on `port`; `false` when it exits before it listens (the port is taken).
@@ -61,16 +47,11 @@ final class MQTTBroker: @unchecked Sendable {
         let configFile = directory.appendingPathComponent("mosquitto.conf")
         try Data(config.utf8).write(to: configFile)
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/mosquitto")
-        process.arguments = ["-c", configFile.path]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
         let ended = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in ended.signal() }
-        do { try process.run() } catch {
-            throw ProgramFailure(description: "mosquitto cannot run (\(error)): Scripts/install-deps.sh installs it")
-        }
+        try process.runPeer("/usr/sbin/mosquitto", ["-c", configFile.path], signalling: ended)
         lock.withLock { $0 = (process, ended) }
         // Listening once a TCP connection to the port succeeds; gone if the process exits.
         let deadline = Date().addingTimeInterval(20)
@@ -171,18 +152,11 @@ final class MQTTSubscriber: @unchecked Sendable {
         var arguments = ["-h", "127.0.0.1", "-p", "\(broker.port)", "-v", "-q", "1", "-t", Self.probeTopic]
         for topic in topics { arguments += ["-t", topic] }
         if let user { arguments += ["-u", user.0, "-P", user.1] }
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_sub")
-        process.arguments = arguments
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
-        let ended = ended
-        process.terminationHandler = { _ in ended.signal() }
-        do { try process.run() } catch {
-            throw ProgramFailure(
-                description: "mosquitto_sub cannot run (\(error)): Scripts/install-deps.sh installs it")
-        }
+        try process.runPeer("/usr/bin/mosquitto_sub", arguments, signalling: ended)
         let handle = out.fileHandleForReading
         let collected = collected
         Thread {

@@ -80,17 +80,13 @@ final class PrivateBus: @unchecked Sendable {
         let configFile = directory.appendingPathComponent("bus.conf")
         try Data(config.utf8).write(to: configFile)
 
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        process.arguments = ["--config-file=\(configFile.path)", "--print-address", "--nofork"]
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
-        let ended = ended
-        process.terminationHandler = { _ in ended.signal() }
-        do { try process.run() } catch {
-            throw ProgramFailure(description: "dbus-daemon cannot run (\(error)): Scripts/install-deps.sh installs it")
-        }
+        try process.runPeer(
+            "/usr/bin/dbus-daemon", ["--config-file=\(configFile.path)", "--print-address", "--nofork"],
+            signalling: ended)
         // The address is printed once the bus listens.
         let fd = out.fileHandleForReading.fileDescriptor
         var text = Data()
@@ -183,18 +179,12 @@ final class BusClient: @unchecked Sendable {
     private let closed = DispatchSemaphore(value: 0)
 
     init(_ path: String, _ arguments: [String], environment: [String: String]) throws {
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
-        let ended = ended
-        process.terminationHandler = { _ in ended.signal() }
-        do { try process.run() } catch {
-            throw ProgramFailure(description: "\(path) cannot run (\(error)): Scripts/install-deps.sh installs it")
-        }
+        try process.runPeer(path, arguments, signalling: ended)
         for (handle, isOut) in [(out.fileHandleForReading, true), (err.fileHandleForReading, false)] {
             Thread { [output, closed] in
                 while true {

@@ -9,6 +9,20 @@ import TestSupport
 let repositoryRoot = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
+extension Process {
+    /// Runs `path` with `arguments` (its standard streams set by the caller) and signals
+    /// `ended` when it exits; a program that cannot run is a failure that says which script
+    /// installs it.
+    func runPeer(_ path: String, _ arguments: [String], signalling ended: DispatchSemaphore) throws {
+        executableURL = URL(fileURLWithPath: path)
+        self.arguments = arguments
+        terminationHandler = { _ in ended.signal() }
+        do { try run() } catch {
+            throw ProgramFailure(description: "\(path) cannot run (\(error)): Scripts/install-deps.sh installs it")
+        }
+    }
+}
+
 /// What a finished tool printed and how it exited.
 struct ToolResult {
     let status: Int32
@@ -20,17 +34,12 @@ struct ToolResult {
 /// `timeout` seconds.
 func runTool(_ path: String, _ arguments: [String], input: Data = Data(), timeout: Double = 60) throws -> ToolResult {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
     let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
     process.standardInput = stdin
     process.standardOutput = stdout
     process.standardError = stderr
     let ended = DispatchSemaphore(value: 0)
-    process.terminationHandler = { _ in ended.signal() }
-    do { try process.run() } catch {
-        throw ProgramFailure(description: "\(path) cannot run (\(error)): Scripts/install-deps.sh installs it")
-    }
+    try process.runPeer(path, arguments, signalling: ended)
     // Written and read on threads of their own: a tool that answers before reading all of
     // its input must not block on a full pipe.
     let collected = Locked((out: Data(), err: Data()))
