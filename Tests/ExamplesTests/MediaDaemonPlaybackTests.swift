@@ -148,7 +148,10 @@ final class MediaDaemonPlaybackTests: XCTestCase {
         // that a sanitizer's slower daemon passes too; they say that the storm took place.
         XCTAssertGreaterThan(final.nexts, Int(seconds * 10), "the client kept sending")
         XCTAssertLessThan(beganStretch, 5, "a wedge: \(beganStretch) s without a new playback")
-        XCTAssertLessThan(playingStretch, 5, "a wedge: \(playingStretch) s without Playing")
+        // Reaching Playing takes an input opened between two skips 25 ms apart: under
+        // ThreadSanitizer on two busy cores, most are overtaken first (7.6 s without one was
+        // seen while new playbacks kept beginning). A wedge stops both for good.
+        XCTAssertLessThan(playingStretch, 15, "a wedge: \(playingStretch) s without Playing")
         XCTAssertGreaterThan(reasons["skipped"] ?? 0, Int(seconds * 2), "next skipped the playbacks")
         XCTAssertEqual(ended.last?["reason"] as? String, "quit", "the playback running at SIGTERM")
     }
