@@ -59,8 +59,10 @@ final class PlaybackSessionTests: XCTestCase {
         let player = VLCMediaPlayer(
             library: TestLibrary.shared, options: PlayerOptions(audio: .discardInRealTime))
         player.media = VLCMedia(url: long, library: TestLibrary.shared)
-        guard let first = await player.startPlayback() else { return XCTFail("no playback began") }
-        _ = try await player.nextEvent(.playing, timeout: .seconds(20))
+        // Subscribed before the start: its Playing may come before startPlayback returns.
+        var started: PlaybackID?
+        _ = try await player.waitFor(.playing, timeout: .seconds(20)) { started = await player.startPlayback() }
+        guard let first = started else { return XCTFail("no playback began") }
         player.media = VLCMedia(url: short, library: TestLibrary.shared)
         let skipped = try await player.outcome(of: first, timeout: .seconds(20))
         XCTAssertEqual(skipped.outcome, .skipped)
