@@ -594,20 +594,30 @@ extension Daemon: ControlCommands {
             let known = facts.withLock { ($0.running, $0.time, $0.position, $0.length) }
             guard known.0 else { return .error("nothing plays") }
             guard player.isSeekable else { return .error("the current entry cannot seek") }
+            // Where it lands, in milliseconds when known: its playback-restart waits for it.
+            let landing: Int64?
             switch target {
-            case .milliseconds(let ms): player.time = ms
-            case .fraction(let fraction): player.position = Float(fraction)
+            case .milliseconds(let ms):
+                player.time = ms
+                landing = ms
+            case .fraction(let fraction):
+                player.position = Float(fraction)
+                landing = known.3 > 0 ? Int64(Double(known.3) * fraction) : nil
             case .relative(let ms):
                 guard known.1 >= 0 else { return .error("the playback time is not known yet") }
                 player.time = max(0, known.1 + ms)
+                landing = max(0, known.1 + ms)
             case .relativeFraction(let fraction):
                 guard known.2 >= 0 else { return .error("the position is not known yet") }
-                player.position = Float(min(max(known.2 + fraction, 0), 1))
+                let position = min(max(known.2 + fraction, 0), 1)
+                player.position = Float(position)
+                landing = known.3 > 0 ? Int64(Double(known.3) * position) : nil
             case .fromEnd(let ms):
                 guard known.3 > 0 else { return .error("the length is not known yet") }
                 player.time = max(0, known.3 - ms)
+                landing = max(0, known.3 - ms)
             }
-            facts.withLock { $0.sought() }
+            facts.withLock { $0.sought(target: landing) }
             let seek = facts.withLock { ($0.playback, $0.entry) }
             control?.publishMpv(
                 "seek",

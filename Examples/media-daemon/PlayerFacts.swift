@@ -1,3 +1,4 @@
+import Dispatch
 import ExampleSupport
 import MediaEvents
 
@@ -42,8 +43,10 @@ struct PlayerFacts {
     var volume = 100
     var muted = false
     var speed = 1.0
-    /// A seek was carried out for this playback: its `playback-restart` waits for the time.
-    var seekPending: PlaybackID?
+    /// A seek was asked of this playback: its `playback-restart` waits for a time near the
+    /// target (a time the input reports before the seek lands is not it), or for any time
+    /// once 2 s have passed (a target the input cannot land on exactly).
+    var seekPending: (playback: PlaybackID, target: Int64?, since: DispatchTime)?
 
     /// A playback began.
     mutating func began(_ id: PlaybackID, entry: PlaylistEntryID?) {
@@ -71,10 +74,10 @@ struct PlayerFacts {
         seekPending = nil
     }
 
-    /// A seek of the running playback was carried out.
-    mutating func sought() {
-        guard running else { return }
-        seekPending = playback
+    /// A seek of the running playback to `target` milliseconds (`nil`: unknown) was queued.
+    mutating func sought(target: Int64?) {
+        guard running, let playback else { return }
+        seekPending = (playback, target, .now())
     }
 
     /// Applies a player event of `playback` (`nil`: outside any playback); returns the names
@@ -103,7 +106,10 @@ struct PlayerFacts {
             paused = true
         case .timeChanged(let ms):
             time = ms
-            if seekPending == playback {
+            if let seek = seekPending, seek.playback == playback,
+                seek.target.map({ abs(ms - $0) <= 1000 }) ?? true
+                    || DispatchTime.now().uptimeNanoseconds - seek.since.uptimeNanoseconds >= 2_000_000_000
+            {
                 seekPending = nil
                 implied = ["playback-restart"]
             }
