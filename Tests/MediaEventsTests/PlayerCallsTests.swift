@@ -194,6 +194,34 @@ final class PlayerCallsTests: XCTestCase {
         }
     }
 
+    /// libvlc 3's time setter sends `TimeChanged` with the new time itself, from the thread
+    /// that sets it, before the input has seeked (its `TimeCallback` announces the position
+    /// "for better intf behaviour"); the input's own reports come from the input's thread. A
+    /// `TimeChanged` equal to the target is therefore no sign that the seek landed
+    /// (media-daemon's `playback-restart` skips this echo).
+    func testTimeSetter_whenTheLengthIsKnown_echoesTheTargetFromTheCallersThreadNotTheInputs() async throws {
+        let wav = try TestMedia.wav(seconds: 60, sampleRate: 8000, name: "echo.wav")
+        for round in 1...3 {
+            guard let (player, log, token) = startPlaying(wav, mode: .inline) else { continue }
+            try await withTimeout(30) {
+                // Opening and the first reports of the time come from the input's thread.
+                let input = try XCTUnwrap(log.entries.values.first { $0.event.kind == .opening }?.thread)
+                XCTAssertTrue(log.wait(for: .lengthChanged, timeout: 10), "round \(round): \(log.names)")
+                let target: Int64 = 10_000 + Int64(round) * 1_234
+                log.entries.removeAll()
+                player.time = target
+                await player.waitForPendingControls()
+                let echo = try XCTUnwrap(
+                    log.entries.values.first {
+                        if case .timeChanged(target) = $0.event { true } else { false }
+                    },
+                    "round \(round): no TimeChanged(\(target)) once the setter had run: \(log.names)")
+                XCTAssertNotEqual(echo.thread, input, "round \(round): the target came from the input's thread")
+            }
+            await stopAndSettle(player, token)
+        }
+    }
+
     func testSnapshot_whenVideoPlays_writesPNGAndEveryPlayerOfTheLibraryReceivesSnapshotTaken() async throws {
         let directory = try TestMedia.directory(name: "snapshots")
         for mode in DispatchMode.allCases {
