@@ -71,6 +71,8 @@ let package = Package(
             // The example systemd unit and the system bus's D-Bus policy: documentation.
             exclude: ["media-daemon.service", "media-daemon-mpris.conf"]
         ),
+        // The daemon's pure logic, fed events by hand (the programs themselves are ExamplesTests').
+        .testTarget(name: "MediaDaemonTests", dependencies: ["media-daemon"], path: "Tests/MediaDaemonTests"),
         .target(name: "CRawBaseline", dependencies: ["CLibVLC"], path: "Benchmarks/CRawBaseline"),
         .executableTarget(
             name: "MediaEventsBenchmarks",

@@ -595,29 +595,25 @@ extension Daemon: ControlCommands {
             guard known.0 else { return .error("nothing plays") }
             guard player.isSeekable else { return .error("the current entry cannot seek") }
             // Where it lands, in milliseconds when known: its playback-restart waits for it.
-            let landing: Int64?
+            // The facts learn of the seek before libvlc does (see PlayerFacts.seeking).
+            let time: Int64?
+            let position: Double?
             switch target {
             case .milliseconds(let ms):
-                player.time = ms
-                landing = ms
+                (time, position) = (ms, nil)
             case .fraction(let fraction):
-                player.position = Float(fraction)
-                landing = known.3 > 0 ? Int64(Double(known.3) * fraction) : nil
+                (time, position) = (nil, fraction)
             case .relative(let ms):
                 guard known.1 >= 0 else { return .error("the playback time is not known yet") }
-                player.time = max(0, known.1 + ms)
-                landing = max(0, known.1 + ms)
+                (time, position) = (max(0, known.1 + ms), nil)
             case .relativeFraction(let fraction):
                 guard known.2 >= 0 else { return .error("the position is not known yet") }
-                let position = min(max(known.2 + fraction, 0), 1)
-                player.position = Float(position)
-                landing = known.3 > 0 ? Int64(Double(known.3) * position) : nil
+                (time, position) = (nil, min(max(known.2 + fraction, 0), 1))
             case .fromEnd(let ms):
                 guard known.3 > 0 else { return .error("the length is not known yet") }
-                player.time = max(0, known.3 - ms)
-                landing = max(0, known.3 - ms)
+                (time, position) = (max(0, known.3 - ms), nil)
             }
-            facts.withLock { $0.sought(target: landing) }
+            // mpv's `seek` comes before anything the seek causes (its playback-restart).
             let seek = facts.withLock { ($0.playback, $0.entry) }
             control?.publishMpv(
                 "seek",
@@ -625,6 +621,14 @@ extension Daemon: ControlCommands {
                     ("playlist_entry_id", seek.1.map { .int($0.json) } ?? .null),
                     ("playback", seek.0.map { .int($0.json) } ?? .null),
                 ], seq: nil)
+            if let time {
+                facts.withLock { $0.seeking(to: time, byTime: true) }
+                player.time = time
+            } else if let position {
+                let landing = known.3 > 0 ? Int64(Double(known.3) * position) : nil
+                facts.withLock { $0.seeking(to: landing, byTime: false) }
+                player.position = Float(position)
+            }
         case .volume(let volume):
             playlist.player.volume = Int(volume)
             facts.withLock { $0.volume = Int(volume) }

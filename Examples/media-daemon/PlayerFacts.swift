@@ -45,8 +45,11 @@ struct PlayerFacts {
     var speed = 1.0
     /// A seek was asked of this playback: its `playback-restart` waits for a time near the
     /// target (a time the input reports before the seek lands is not it), or for any time
-    /// once 2 s have passed (a target the input cannot land on exactly).
-    var seekPending: (playback: PlaybackID, target: Int64?, since: DispatchTime)?
+    /// once 2 s have passed (a target the input cannot land on exactly). `echo`: libvlc's
+    /// time setter sends the target itself as a `TimeChanged` before the input seeks, and the
+    /// input may report the old time after it; that first report of exactly the target is
+    /// not the landing.
+    var seekPending: (playback: PlaybackID, target: Int64?, echo: Bool, since: DispatchTime)?
 
     /// A playback began.
     mutating func began(_ id: PlaybackID, entry: PlaylistEntryID?) {
@@ -74,10 +77,14 @@ struct PlayerFacts {
         seekPending = nil
     }
 
-    /// A seek of the running playback to `target` milliseconds (`nil`: unknown) was queued.
-    mutating func sought(target: Int64?) {
+    /// A seek of the running playback is about to be queued: to `target` milliseconds (`nil`:
+    /// unknown), by setting the time (`byTime`, which echoes the target at once; a position
+    /// does not). Called before the seek is queued, so that the echo comes after it.
+    mutating func seeking(to target: Int64?, byTime: Bool) {
         guard running, let playback else { return }
-        seekPending = (playback, target, .now())
+        // libvlc echoes a time within the length it knows; past a known length it cannot.
+        let echo = byTime && target.map { length <= 0 || $0 <= length } ?? false
+        seekPending = (playback, target, echo, .now())
     }
 
     /// Applies a player event of `playback` (`nil`: outside any playback); returns the names
@@ -106,12 +113,15 @@ struct PlayerFacts {
             paused = true
         case .timeChanged(let ms):
             time = ms
-            if let seek = seekPending, seek.playback == playback,
-                seek.target.map({ abs(ms - $0) <= 1000 }) ?? true
+            if let seek = seekPending, seek.playback == playback {
+                if seek.echo, ms == seek.target {
+                    seekPending?.echo = false
+                } else if seek.target.map({ abs(ms - $0) <= 1000 }) ?? true
                     || DispatchTime.now().uptimeNanoseconds - seek.since.uptimeNanoseconds >= 2_000_000_000
-            {
-                seekPending = nil
-                implied = ["playback-restart"]
+                {
+                    seekPending = nil
+                    implied = ["playback-restart"]
+                }
             }
         case .positionChanged(let value):
             position = Double(value)
