@@ -72,7 +72,7 @@ let package = Package(
             exclude: ["media-daemon.service", "media-daemon-mpris.conf"]
         ),
         // The daemon's pure logic, fed events by hand (the programs themselves are ExamplesTests').
-        .testTarget(name: "MediaDaemonTests", dependencies: ["media-daemon"], path: "Tests/MediaDaemonTests"),
+        .testTarget(name: "MediaDaemonUnitTests", dependencies: ["media-daemon"], path: "Tests/MediaDaemonUnitTests"),
         .target(name: "CRawBaseline", dependencies: ["CLibVLC"], path: "Benchmarks/CRawBaseline"),
         .executableTarget(
             name: "MediaEventsBenchmarks",

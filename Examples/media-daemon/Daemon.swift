@@ -615,20 +615,22 @@ extension Daemon: ControlCommands {
             }
             // mpv's `seek` comes before anything the seek causes (its playback-restart).
             let seek = facts.withLock { ($0.playback, $0.entry) }
-            control?.publishMpv(
-                "seek",
-                [
-                    ("playlist_entry_id", seek.1.map { .int($0.json) } ?? .null),
-                    ("playback", seek.0.map { .int($0.json) } ?? .null),
-                ], seq: nil)
+            let mpvSeek: [(String, JSONValue)] = [
+                ("playlist_entry_id", seek.1.map { .int($0.json) } ?? .null),
+                ("playback", seek.0.map { .int($0.json) } ?? .null),
+            ]
+            control?.publishMpv("seek", mpvSeek, seq: nil)
+            var implied: [String] = []
             if let time {
-                facts.withLock { $0.seeking(to: time, byTime: true) }
+                implied = facts.withLock { $0.seeking(to: time, byTime: true) }
                 player.time = time
             } else if let position {
                 let landing = known.3 > 0 ? Int64(Double(known.3) * position) : nil
-                facts.withLock { $0.seeking(to: landing, byTime: false) }
+                implied = facts.withLock { $0.seeking(to: landing, byTime: false) }
                 player.position = Float(position)
             }
+            for name in implied { control?.publishMpv(name, mpvSeek, seq: nil) }
+            if !implied.isEmpty { control?.propertiesChanged() }
         case .volume(let volume):
             playlist.player.volume = Int(volume)
             facts.withLock { $0.volume = Int(volume) }

@@ -79,12 +79,25 @@ struct PlayerFacts {
 
     /// A seek of the running playback is about to be queued: to `target` milliseconds (`nil`:
     /// unknown), by setting the time (`byTime`, which echoes the target at once; a position
-    /// does not). Called before the seek is queued, so that the echo comes after it.
-    mutating func seeking(to target: Int64?, byTime: Bool) {
-        guard running, let playback else { return }
+    /// does not). Called before the seek is queued, so that the echo comes after it. Returns
+    /// the mpv events it implies at once.
+    mutating func seeking(to target: Int64?, byTime: Bool) -> [String] {
+        guard running, let playback else { return [] }
+        if paused {
+            // libvlc sends no time while paused (its player drops the input's position events
+            // unless it plays), not even the echo: the input lands on the target, and the
+            // facts say so now, as mpv's time-pos does after a seek while paused.
+            if let target {
+                time = target
+                if length > 0 { position = min(1, Double(target) / Double(length)) }
+            }
+            seekPending = nil
+            return ["playback-restart"]
+        }
         // libvlc echoes a time within the length it knows; past a known length it cannot.
         let echo = byTime && target.map { length <= 0 || $0 <= length } ?? false
         seekPending = (playback, target, echo, .now())
+        return []
     }
 
     /// Applies a player event of `playback` (`nil`: outside any playback); returns the names

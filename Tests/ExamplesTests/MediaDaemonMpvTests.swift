@@ -119,6 +119,35 @@ final class MediaDaemonMpvTests: XCTestCase {
         XCTAssertEqual(exit.status, 3, "quit 3: the daemon's exit status")
     }
 
+    /// libvlc reports no time while paused (not even its echo of a seek's target): a seek made
+    /// then is restarted at once, and time-pos reads the target, as with mpv; playing on
+    /// continues from there.
+    func testSeek_whilePaused_restartsAtOnceAndTimePosReadsTheTarget() throws {
+        let wav = try TestMedia.wav(seconds: 30, sampleRate: 8000, name: "paused.wav")
+        let path = try testSocketPath()
+        let daemon = try RunningProgram("media-daemon", ["--control", path, "--no-progress"])
+        let client = try MpvTestClient(path: path)
+        _ = try client.ok("loadfile", wav.path)
+        XCTAssertNotNil(client.waitForEvent("file-loaded") { _ in true })
+        _ = try client.ok("observe_property", 1, "pause")
+        _ = try client.ok("set_property", "pause", true)
+        XCTAssertNotNil(client.waitForEvent("property-change") { $0["id"] as? Int == 1 && $0["data"] as? Bool == true })
+        for (round, target) in [12.0, 21.5, 3.25].enumerated() {
+            _ = try client.ok("seek", target, "absolute")
+            XCTAssertNotNil(client.waitForEvent("seek") { _ in true }, "round \(round)")
+            XCTAssertNotNil(client.waitForEvent("playback-restart") { _ in true }, "round \(round): paused")
+            XCTAssertEqual(try client.ok("get_property", "time-pos")["data"] as? Double, target, "round \(round)")
+            XCTAssertEqual(try client.ok("get_property", "pause")["data"] as? Bool, true, "round \(round)")
+        }
+        _ = try client.ok("set_property", "pause", false)
+        XCTAssertTrue(
+            try waitUntil(30) {
+                (try client.ok("get_property", "time-pos")["data"] as? Double).map { $0 > 3.25 && $0 < 10 } ?? false
+            }, "playing on from 3.25 s")
+        _ = try client.ok("quit")
+        XCTAssertEqual(try daemon.finish(timeout: 30).status, 0)
+    }
+
     func testPlaylistEdits_inBothForms_changeTheEntriesAsMpvSays() throws {
         let names = ["a.wav", "b.wav", "c.wav", "d.wav"]
         let media = try names.map { try TestMedia.wav(seconds: 30, sampleRate: 8000, name: $0).path }

@@ -222,6 +222,29 @@ final class PlayerCallsTests: XCTestCase {
         }
     }
 
+    /// While paused, libvlc's player drops the input's position events (it sends them only
+    /// while playing): not even the setter's echo comes; the seek is carried out all the same.
+    func testTimeSetter_whilePaused_sendsNoTimeChangedButTheSeekIsMade() async throws {
+        let wav = try TestMedia.wav(seconds: 60, sampleRate: 8000, name: "paused-echo.wav")
+        guard let (player, log, token) = startPlaying(wav, mode: .inline) else { return }
+        try await withTimeout(30) {
+            XCTAssertTrue(log.wait(for: .lengthChanged, timeout: 10), "\(log.names)")
+            player.pause()
+            XCTAssertTrue(log.wait(for: .paused, timeout: 10), "\(log.names)")
+            log.entries.removeAll()
+            player.time = 40_000
+            await player.waitForPendingControls()
+            XCTAssertEqual(log.count(of: .timeChanged), 0, "paused: \(log.names)")
+            player.play()
+            // Playing again, the input reports where the seek took it.
+            XCTAssertTrue(
+                waitUntil(10) {
+                    log.events.contains { if case .timeChanged(let ms) = $0 { ms >= 40_000 } else { false } }
+                }, "\(log.events)")
+        }
+        await stopAndSettle(player, token)
+    }
+
     func testSnapshot_whenVideoPlays_writesPNGAndEveryPlayerOfTheLibraryReceivesSnapshotTaken() async throws {
         let directory = try TestMedia.directory(name: "snapshots")
         for mode in DispatchMode.allCases {

@@ -280,7 +280,8 @@ public final class VLCMediaPlayer: VLCEventSource {
     /// The playback time in milliseconds, as of the last `TimeChanged` (-1 without input).
     /// Setting it seeks (queued). libvlc sends `TimeChanged` with the new time as the call
     /// runs, before its input has seeked (when the length is known): the echo is no sign that
-    /// the seek landed, and the input may report the old time once after it.
+    /// the seek landed, and the input may report the old time once after it. While paused,
+    /// libvlc sends no `TimeChanged` at all until playing resumes.
     public var time: Int64 {
         get { cache.current.time }
         set { perform { $0.setTime(newValue) } }
