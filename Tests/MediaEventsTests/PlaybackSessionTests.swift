@@ -73,6 +73,27 @@ final class PlaybackSessionTests: XCTestCase {
     }
 
     /// A missing file fails with the cause libvlc logged for its input.
+    /// A start still queued when the player's wrapper goes (a `play()` just before it is
+    /// dropped, a playlist's advance) begins nothing: the playback would come after the
+    /// player's last event, seen by no subscriber, and the teardown would stop it at once.
+    func testPlay_whenQueuedBeforeThePlayerIsDropped_beginsNoPlaybackAfterItsTeardown() throws {
+        for round in 1...3 {
+            let media = VLCMedia(path: SharedMedia.twoSecondWAV.path, library: TestLibrary.shared)
+            var player: VLCMediaPlayer? = VLCMediaPlayer(media: media, library: TestLibrary.shared)
+            let driver = try XCTUnwrap(player?.driver)
+            // The control queue waits until the wrapper is gone: the play runs after its deinit.
+            let gone = DispatchSemaphore(value: 0)
+            player?.control.queue.async { _ = gone.wait(timeout: .now() + 20) }
+            player?.play()
+            // The last reference: the deinit runs here, or where a delivery's lease ends.
+            player = nil
+            XCTAssertTrue(waitUntil(20) { driver.tracker.isTornDown }, "round \(round): no deinit")
+            gone.signal()
+            XCTAssertTrue(VLCLibrary.waitForPendingTeardowns(timeout: 20), "round \(round)")
+            XCTAssertNil(driver.tracker.current, "round \(round): a playback began after the teardown")
+        }
+    }
+
     func testOutcome_whenFileIsMissing_failsWithLibvlcsCause() async throws {
         let missing = try TestMedia.missing()
         let player = VLCMediaPlayer(library: TestLibrary.shared, options: PlayerOptions(recordsFailureCauses: true))

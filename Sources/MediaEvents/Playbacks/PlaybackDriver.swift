@@ -51,6 +51,9 @@ final class PlaybackDriver: Sendable {
     /// playback it began, if any.
     @discardableResult
     func play(_ player: NativeMediaPlayer) -> PlaybackID? {
+        // A start queued before the wrapper went (a play, a playlist's advance) would begin a
+        // playback after its quit, which no subscriber sees and the teardown stops at once.
+        guard !tracker.isTornDown else { return nil }
         let state = PlaybackState(native: player.state)
         if state == .ended || state == .error {
             // The ended playback has its outcome already: this only forgets it.

@@ -132,6 +132,9 @@ final class PlaybackTracker: Sendable {
     /// change.
     var current: Stamp? { state.withLock { $0.current?.stamp } }
 
+    /// Whether the player's wrapper is gone (`tearDown()`): no playback begins any more.
+    var isTornDown: Bool { state.withLock { $0.isTornDown } }
+
     /// The summary of a playback that ended (among the last `keptSummaries`).
     func summary(of playback: PlaybackID) -> PlaybackSummary? {
         state.withLock { state in state.recent.last { $0.playback == playback } }
