@@ -407,6 +407,13 @@ final class Daemon: Sendable {
 
     /// `item` (the entry's position, from 1, while the playlist has it) and `entry` (its
     /// location as given, or its MRL while the playlist has it) of the entry `id`.
+    /// A `next` or `previous` reply's fields: the entry it moved to (its playback begins on
+    /// the player's control queue, after the reply).
+    private func movedTo(_ entry: PlaylistEntry?) -> [(String, JSONValue)] {
+        guard let entry else { return [] }
+        return [("entry_id", .int(entry.id.json))] + place(of: entry.id)
+    }
+
     private func place(of id: PlaylistEntryID?) -> [(String, JSONValue)] {
         guard let id else { return [] }
         let entries = playlist?.entries ?? []
@@ -587,8 +594,10 @@ extension Daemon: ControlCommands {
         case .stop: playlist.stop()
         case .next:
             guard playlist.next() else { return .error("no next entry") }
+            return .ok(movedTo(playlist.currentEntry))
         case .previous:
             guard playlist.previous() else { return .error("no previous entry") }
+            return .ok(movedTo(playlist.currentEntry))
         case .seek(let target):
             let player = playlist.player
             let known = facts.withLock { ($0.running, $0.time, $0.position, $0.length) }

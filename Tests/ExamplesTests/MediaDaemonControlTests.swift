@@ -108,10 +108,15 @@ final class MediaDaemonControlTests: XCTestCase {
         ok(try client.request("seek", ["fraction": 0.5]))
         ok(try client.request("volume", ["volume": 80]))
 
-        ok(try client.request("next"))
+        let moved = try client.request("next")
+        ok(moved)
+        XCTAssertEqual(moved["item"] as? Int, 2, "next names the entry it moves to: \(moved)")
+        XCTAssertEqual(moved["entry_id"] as? Int, 2, "\(moved)")
         XCTAssertNotNil(waitFor("PlaybackBegan", item: 2), "next: \(client.events)")
         error(try client.request("next"), contains: "no next entry")
-        ok(try client.request("previous"))
+        let back = try client.request("previous")
+        ok(back)
+        XCTAssertEqual(back["item"] as? Int, 1, "\(back)")
         XCTAssertNotNil(waitFor("PlaybackBegan", item: 1), "previous: \(client.events)")
         error(try client.request("previous"), contains: "no previous entry")
         ok(try client.request("play", ["item": 2]))
@@ -521,7 +526,8 @@ final class MediaDaemonControlTests: XCTestCase {
         XCTAssertEqual(control(try probe.request("status"))["subscribers"] as? Int, 1)
         let next = try runProgram("media-events", ["ctl", "--socket", path, "next"], timeout: 30)
         XCTAssertEqual(next.status, 0, next.stderr)
-        XCTAssertEqual(next.stdout, #"{"request_id":1,"ok":true}"# + "\n")
+        XCTAssertEqual(
+            next.stdout, #"{"request_id":1,"ok":true,"entry_id":2,"item":2,"entry":"\#(second.path)"}"# + "\n")
         let began = watch.waitForLine(timeout: 30) {
             $0.contains(#""event":"PlaybackBegan""#) && $0.contains(#""entry_id":2"#)
         }

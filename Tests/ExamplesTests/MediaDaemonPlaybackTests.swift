@@ -109,11 +109,20 @@ final class MediaDaemonPlaybackTests: XCTestCase {
         stop.withLock { $0 = true }
         XCTAssertEqual(group.wait(timeout: .now() + 60), .success, "a client got no reply: the daemon wedged")
 
-        // Still alive: one more next begins a new playback at once.
+        // Still alive: one more next begins a new playback at once. `next` replies before its
+        // playback begins, so a storm's last start may still be queued when `before` is read:
+        // the SIGTERM waits for a status of the entry this next moved to (or for a playback
+        // after it, if that entry already ended: after this next, only its playback or those
+        // after it can begin).
         let before = try probe.request("status")["started"] as? Int ?? 0
-        XCTAssertEqual(try probe.request("next")["ok"] as? Bool, true)
+        let moved = try probe.request("next")
+        XCTAssertEqual(moved["ok"] as? Bool, true)
+        let target = try XCTUnwrap(moved["entry_id"] as? Int, "\(moved)")
         XCTAssertTrue(
-            try waitUntil(5) { try probe.request("status")["started"] as? Int ?? 0 > before }, "wedged after the storm")
+            try waitUntil(5) {
+                let status = try probe.request("status")
+                return status["entry_id"] as? Int == target || status["started"] as? Int ?? 0 > before + 1
+            }, "wedged after the storm")
         daemon.send(SIGTERM)
         let result = try daemon.finish(timeout: 30)
         XCTAssertEqual(result.status, 0, result.stderr)
@@ -153,7 +162,12 @@ final class MediaDaemonPlaybackTests: XCTestCase {
         // seen while new playbacks kept beginning). A wedge stops both for good.
         XCTAssertLessThan(playingStretch, 15, "a wedge: \(playingStretch) s without Playing")
         XCTAssertGreaterThan(reasons["skipped"] ?? 0, Int(seconds * 2), "next skipped the playbacks")
-        XCTAssertEqual(ended.last?["reason"] as? String, "quit", "the playback running at SIGTERM")
+        // The playback running at SIGTERM ends as quit; an entry of 0.1 to 0.3 s may also have
+        // reached its end just then, with the next one's start not run before the teardown
+        // (which then begins nothing).
+        XCTAssertTrue(
+            ["quit", "ended"].contains(ended.last?["reason"] as? String ?? ""),
+            "the last end: \(log.lines.suffix(12).map { String(describing: $0) })")
     }
 
     // MARK: Attribution
