@@ -43,8 +43,8 @@ final class MediaDaemonPlaybackTests: XCTestCase {
 
     /// The storm of issue #23 against the daemon: 120 entries of 0.1 to 0.3 s, `--loop`, one
     /// client sending `next` 40 times a second while another polls `status`. A new playback
-    /// begins within 5 s and one plays within 15 s all along, every playback ends once, and no line is
-    /// tagged with a playback that did not send it. `MEDIAEVENTS_DAEMON_STORM_SECONDS` sets its
+    /// begins within 5 s all along and entries play again once the storm is over, every
+    /// playback ends once, and no line is tagged with a playback that did not send it. `MEDIAEVENTS_DAEMON_STORM_SECONDS` sets its
     /// length (30 s by default).
     func testNextStorm_whileAnotherClientPollsStatus_neverWedgesAndEveryPlaybackEndsOnce() throws {
         let seconds = Double(ProcessInfo.processInfo.environment["MEDIAEVENTS_DAEMON_STORM_SECONDS"] ?? "") ?? 30
@@ -123,6 +123,12 @@ final class MediaDaemonPlaybackTests: XCTestCase {
                 let status = try probe.request("status")
                 return status["entry_id"] as? Int == target || status["started"] as? Int ?? 0 > before + 1
             }, "wedged after the storm")
+        // And one plays: with the storm over, the entries play on (--loop) and reach Playing.
+        XCTAssertTrue(
+            try waitUntil(30) {
+                let status = try probe.request("status")
+                return status["state"] as? String == "playing" && status["started"] as? Int ?? 0 > before
+            }, "nothing plays after the storm")
         daemon.send(SIGTERM)
         let result = try daemon.finish(timeout: 30)
         XCTAssertEqual(result.status, 0, result.stderr)
@@ -157,10 +163,10 @@ final class MediaDaemonPlaybackTests: XCTestCase {
         // that a sanitizer's slower daemon passes too; they say that the storm took place.
         XCTAssertGreaterThan(final.nexts, Int(seconds * 10), "the client kept sending")
         XCTAssertLessThan(beganStretch, 5, "a wedge: \(beganStretch) s without a new playback")
-        // Reaching Playing takes an input opened between two skips 25 ms apart: under
-        // ThreadSanitizer on two busy cores, most are overtaken first (7.6 s without one was
-        // seen while new playbacks kept beginning). A wedge stops both for good.
-        XCTAssertLessThan(playingStretch, 15, "a wedge: \(playingStretch) s without Playing")
+        // Reaching Playing during the storm takes an input opened between two skips 25 ms
+        // apart: under a sanitizer on two busy cores, nearly all are overtaken first (28.8 s
+        // without one under AddressSanitizer while new playbacks kept beginning). The stretch
+        // is printed; that the daemon still plays is checked once the storm is over.
         XCTAssertGreaterThan(reasons["skipped"] ?? 0, Int(seconds * 2), "next skipped the playbacks")
         // The playback running at SIGTERM ends as quit; an entry of 0.1 to 0.3 s may also have
         // reached its end just then, with the next one's start not run before the teardown

@@ -231,10 +231,13 @@ final class StreamMediaTests: XCTestCase {
     func testStreamCalls_whenPlayedAndSeeked_comeFromTheInputThreadAndOneReadingThreadOneAtATime() throws {
         let calls = CallRecord()
         let bytes = TestMedia.wavData(seconds: 3)
+        // From Playing on, reads wait until the seek is queued: the input cannot reach the end
+        // first (it did once, on a loaded machine, and no seek reached the stream).
+        let gate = ReadGate()
         let media = VLCMedia(library: TestLibrary.shared, configuration: EventsDefaultConfiguration()) {
             calls.enter("open")
             defer { calls.leave() }
-            return ThreadProbeStream(bytes, calls)
+            return ThreadProbeStream(bytes, calls, gate: gate)
         }
         // A read-ahead buffer smaller than the media, so that the seek reaches the stream.
         media.native.addOption(":prefetch-buffer-size=16")
@@ -245,13 +248,21 @@ final class StreamMediaTests: XCTestCase {
         let log = EventLog<MediaPlayerEvent>()
         let token = player.observe { event in
             if event.kind == .opening { inputThreads.record(currentThreadID()) }
+            if event.kind == .playing { gate.arm() }
             log.record(event)
         }
         player.play()
         XCTAssertTrue(log.wait(for: .playing, timeout: 20), "\(log.names)")
-        // Back to the start once the reads have gone past the read-ahead buffer.
-        XCTAssertTrue(waitUntil(20) { calls.names.filter { $0 == "read" }.count >= 8 }, "\(calls.names)")
+        // Back to the start, past the read-ahead buffer (reads go on until Playing): the
+        // stream itself seeks.
         player.position = 0.02
+        let queued = DispatchSemaphore(value: 0)
+        Task {
+            await player.waitForPendingControls()
+            queued.signal()
+        }
+        XCTAssertEqual(queued.wait(timeout: .now() + 20), .success, "the seek was not queued")
+        gate.open()
         XCTAssertNotNil(log.wait(forAnyOf: [.endReached, .encounteredError], timeout: 20), "\(log.names)")
         player.stop()
         XCTAssertTrue(calls.wait(forCall: "close", timeout: 20), "never closed: \(calls.names)")
@@ -462,16 +473,36 @@ final class CallRecord: Sendable {
     }
 }
 
+/// Once armed, holds every read until `open()` (at most 20 s each).
+final class ReadGate: Sendable {
+    private let state = Locked((armed: false, open: false))
+    private let opened = DispatchSemaphore(value: 0)
+
+    func arm() { state.withLock { $0.armed = true } }
+
+    func pass() {
+        guard state.withLock({ $0.armed && !$0.open }) else { return }
+        if opened.wait(timeout: .now() + 20) == .success { opened.signal() }
+    }
+
+    func open() {
+        state.withLock { $0.open = true }
+        opened.signal()
+    }
+}
+
 /// A stream over bytes that records every call (see `CallRecord`).
 final class ThreadProbeStream: VLCMediaStream {
     private let memory: VLCMemoryStream
     private let calls: CallRecord
     private let count: Int
+    private let gate: ReadGate?
 
-    init(_ data: Data, _ calls: CallRecord) {
+    init(_ data: Data, _ calls: CallRecord, gate: ReadGate? = nil) {
         memory = VLCMemoryStream(data)
         count = data.count
         self.calls = calls
+        self.gate = gate
     }
 
     var size: UInt64? {
@@ -483,6 +514,7 @@ final class ThreadProbeStream: VLCMediaStream {
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         calls.enter("read")
         defer { calls.leave() }
+        gate?.pass()
         return memory.read(into: buffer)
     }
 
