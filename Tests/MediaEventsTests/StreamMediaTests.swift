@@ -231,9 +231,10 @@ final class StreamMediaTests: XCTestCase {
     func testStreamCalls_whenPlayedAndSeeked_comeFromTheInputThreadAndOneReadingThreadOneAtATime() throws {
         let calls = CallRecord()
         let bytes = TestMedia.wavData(seconds: 3)
-        // From Playing on, reads wait until the seek is queued: the input cannot reach the end
-        // first (it did once, on a loaded machine, and no seek reached the stream).
-        let gate = ReadGate()
+        // Once the input plays and eight reads of 4 KiB have taken the read-ahead buffer past
+        // the seek's target, reads wait until the seek is queued: the input cannot reach the
+        // end first (it did on a loaded machine, and no seek reached the stream).
+        let gate = ReadGate(after: 8)
         let media = VLCMedia(library: TestLibrary.shared, configuration: EventsDefaultConfiguration()) {
             calls.enter("open")
             defer { calls.leave() }
@@ -253,8 +254,8 @@ final class StreamMediaTests: XCTestCase {
         }
         player.play()
         XCTAssertTrue(log.wait(for: .playing, timeout: 20), "\(log.names)")
-        // Back to the start, past the read-ahead buffer (reads go on until Playing): the
-        // stream itself seeks.
+        // Back to the start once the reads have gone past the read-ahead buffer.
+        XCTAssertTrue(waitUntil(20) { calls.names.filter { $0 == "read" }.count > 8 }, "\(calls.names)")
         player.position = 0.02
         let queued = DispatchSemaphore(value: 0)
         Task {
@@ -473,15 +474,19 @@ final class CallRecord: Sendable {
     }
 }
 
-/// Once armed, holds every read until `open()` (at most 20 s each).
+/// Once armed, holds every read after the first `after` until `open()` (at most 20 s each).
 final class ReadGate: Sendable {
+    private let after: Int
+    private let reads = Counter()
     private let state = Locked((armed: false, open: false))
     private let opened = DispatchSemaphore(value: 0)
+
+    init(after: Int) { self.after = after }
 
     func arm() { state.withLock { $0.armed = true } }
 
     func pass() {
-        guard state.withLock({ $0.armed && !$0.open }) else { return }
+        guard reads.increment() > after, state.withLock({ $0.armed && !$0.open }) else { return }
         if opened.wait(timeout: .now() + 20) == .success { opened.signal() }
     }
 
