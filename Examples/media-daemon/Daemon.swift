@@ -405,8 +405,6 @@ final class Daemon: Sendable {
         }
     }
 
-    /// `item` (the entry's position, from 1, while the playlist has it) and `entry` (its
-    /// location as given, or its MRL while the playlist has it) of the entry `id`.
     /// A `next` or `previous` reply's fields: the entry it moved to (its playback begins on
     /// the player's control queue, after the reply).
     private func movedTo(_ entry: PlaylistEntry?) -> [(String, JSONValue)] {
@@ -414,6 +412,8 @@ final class Daemon: Sendable {
         return [("entry_id", .int(entry.id.json))] + place(of: entry.id)
     }
 
+    /// `item` (the entry's position, from 1, while the playlist has it) and `entry` (its
+    /// location as given, or its MRL while the playlist has it) of the entry `id`.
     private func place(of id: PlaylistEntryID?) -> [(String, JSONValue)] {
         guard let id else { return [] }
         let entries = playlist?.entries ?? []
