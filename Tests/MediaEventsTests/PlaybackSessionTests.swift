@@ -72,7 +72,6 @@ final class PlaybackSessionTests: XCTestCase {
         XCTAssertEqual(second.outcome, .ended)
     }
 
-    /// A missing file fails with the cause libvlc logged for its input.
     /// A start still queued when the player's wrapper goes (a `play()` just before it is
     /// dropped, a playlist's advance) begins nothing: the playback would come after the
     /// player's last event, seen by no subscriber, and the teardown would stop it at once.
@@ -94,6 +93,7 @@ final class PlaybackSessionTests: XCTestCase {
         }
     }
 
+    /// A missing file fails with the cause libvlc logged for its input.
     func testOutcome_whenFileIsMissing_failsWithLibvlcsCause() async throws {
         let missing = try TestMedia.missing()
         let player = VLCMediaPlayer(library: TestLibrary.shared, options: PlayerOptions(recordsFailureCauses: true))

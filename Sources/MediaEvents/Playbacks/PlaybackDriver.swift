@@ -51,9 +51,6 @@ final class PlaybackDriver: Sendable {
     /// playback it began, if any.
     @discardableResult
     func play(_ player: NativeMediaPlayer) -> PlaybackID? {
-        // A start queued before the wrapper went (a play, a playlist's advance) would begin a
-        // playback after its quit, which no subscriber sees and the teardown stops at once.
-        guard !tracker.isTornDown else { return nil }
         let state = PlaybackState(native: player.state)
         if state == .ended || state == .error {
             // The ended playback has its outcome already: this only forgets it.
@@ -64,10 +61,11 @@ final class PlaybackDriver: Sendable {
         if !state.isRunning, let media = player.media {
             defer { media.release() }
             let mrl = media.mrl
-            listen(to: media)
             // Between the joined input (above, or a stop or media change before) and the one
-            // `play` creates: every event from here on belongs to the new playback.
-            let (stamp, ended) = tracker.begin(media: media.address, mrl: mrl)
+            // `play` creates: every event from here on belongs to the new playback. Nothing
+            // begins once the player is torn down.
+            guard let (stamp, ended) = tracker.begin(media: media.address, mrl: mrl) else { return nil }
+            listen(to: media)
             var update = PlaybackTracker.Update()
             update.endedBefore = ended
             update.began = (stamp, mrl)

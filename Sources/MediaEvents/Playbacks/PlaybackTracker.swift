@@ -164,13 +164,17 @@ final class PlaybackTracker: Sendable {
 
     /// A new playback of `media` begins: called on the control queue just before
     /// `libvlc_media_player_play` creates a new input. Returns its stamp and the summary of a
-    /// previous playback this ended (one no call had ended: libvlc ended it without a sign).
-    func begin(media: UInt, mrl: String) -> (stamp: Stamp, ended: (stamp: Stamp, summary: PlaybackSummary)?) {
-        let (stamp, ended, schedule) = state.withLock { state in
+    /// previous playback this ended (one no call had ended: libvlc ended it without a sign);
+    /// `nil` once the player is torn down: a start queued before the wrapper went (a `play`, a
+    /// playlist's advance) would begin a playback after its `quit`, seen by no subscriber.
+    func begin(media: UInt, mrl: String) -> (stamp: Stamp, ended: (stamp: Stamp, summary: PlaybackSummary)?)? {
+        let begun = state.withLock { state -> (Stamp, (stamp: Stamp, summary: PlaybackSummary)?, Duration?)? in
+            guard !state.isTornDown else { return nil }
             let ended = Self.decide(&state, .skipped)
             let stamp = Self.start(&state, media: media, mrl: mrl)
             return (stamp, ended, Self.needsCheck(&state))
         }
+        guard let (stamp, ended, schedule) = begun else { return nil }
         finishDecision(ended)
         if let schedule { scheduleCheck(after: schedule) }
         return (stamp, ended)
