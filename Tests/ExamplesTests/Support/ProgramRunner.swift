@@ -153,7 +153,22 @@ final class RunningProgram: @unchecked Sendable {
             )
         }
         _ = pipesClosed.wait(timeout: .now() + 10)
-        return ProgramResult(status: process.terminationStatus, stdout: stdout, stderr: stderr)
+        let result = ProgramResult(status: process.terminationStatus, stdout: stdout, stderr: stderr)
+        Self.failOnSanitizerReport(result.stderr, of: process.executableURL?.lastPathComponent ?? "program")
+        return result
+    }
+
+    /// A sanitized build's report in a program's own stderr is a failure of the test that ran
+    /// it, with the report: the program's exit status alone (ThreadSanitizer's 66) names no
+    /// race.
+    private static func failOnSanitizerReport(_ stderr: String, of name: String) {
+        let lines = stderr.split(separator: "\n", omittingEmptySubsequences: false)
+        guard
+            let start = lines.firstIndex(where: {
+                $0.contains("WARNING: ThreadSanitizer") || $0.contains("ERROR: AddressSanitizer")
+            })
+        else { return }
+        XCTFail("\(name) reported:\n" + lines[start...].prefix(120).joined(separator: "\n"))
     }
 
     deinit {
