@@ -70,7 +70,8 @@ public final class VLCLibrary: Sendable {
     /// Wrappers hand their native teardown to MediaEvents' queues so that it never runs on a
     /// libvlc thread; it finishes shortly after the last reference goes. Call this before a
     /// program exits: a process that exits while libvlc's threads still work (a parse, a
-    /// playback being stopped) can crash in a plugin's static destructors.
+    /// playback being stopped) can crash in a plugin's static destructors. A playlist's
+    /// parse of its next entry counts too, until libvlc has ended it.
     ///
     /// Callable from anywhere, handlers included. Inside a handler it does not wait for the
     /// objects whose events are being delivered on this thread, nor for those whose deliveries
