@@ -51,6 +51,10 @@ final class PlaybackDriver: Sendable {
     /// playback it began, if any.
     @discardableResult
     func play(_ player: NativeMediaPlayer) -> PlaybackID? {
+        // A call queued before the wrapper went runs before the native teardown, on a player
+        // no subscriber sees any more: it neither resumes it nor stops an ended input. A
+        // teardown that comes after this read is caught by `begin`, under the tracker's lock.
+        guard !tracker.isTornDown else { return nil }
         let state = PlaybackState(native: player.state)
         if state == .ended || state == .error {
             // The ended playback has its outcome already: this only forgets it.
