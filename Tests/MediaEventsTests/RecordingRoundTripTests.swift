@@ -28,6 +28,16 @@ final class RecordingRoundTripTests: XCTestCase {
     private enum Configuration: String, CaseIterable {
         case inline, queueSync, queueAsync, legacy
 
+        /// What a round trip compares: the events in their order, or inline only the events.
+        /// Inline, each subscriber is called on the thread libvlc sent from: two events sent on
+        /// two threads at once (the media's Paused state or a parse's ParsedChanged from one,
+        /// the player's Buffering or ES events from another) may reach the recorder and the
+        /// test's subscriber in either order, and the replay gives the recorder's. Delivered on
+        /// a queue, every subscriber of an object sees the queue's one order.
+        func comparable(_ got: [String], _ want: [String]) -> (got: [String], want: [String]) {
+            self == .inline ? (got.sorted(), want.sorted()) : (got, want)
+        }
+
         /// A new configuration of this kind (a queue of its own for the queue kinds).
         func make() -> any EventsConfiguring {
             switch self {
@@ -148,12 +158,7 @@ final class RecordingRoundTripTests: XCTestCase {
                 let got = replayed.all[object] ?? []
                 XCTAssertEqual(
                     got.count, want.count, "\(name) \(object): \(got.count) events replayed, \(want.count) seen")
-                // Inline, each subscriber is called on the thread libvlc sent from: two events
-                // sent on two threads at once (the media's Paused state from one, the player's
-                // Buffering from another) may reach the recorder and the test's subscriber in
-                // either order, and the replay gives the recorder's. Delivered on a queue, every
-                // subscriber of an object sees the queue's one order.
-                let (gotInOrder, wantInOrder) = configuration == .inline ? (got.sorted(), want.sorted()) : (got, want)
+                let (gotInOrder, wantInOrder) = configuration.comparable(got, want)
                 for (index, (event, seen)) in zip(gotInOrder, wantInOrder).enumerated() where event != seen {
                     XCTFail("\(name) \(object) #\(index): replayed\n\(event)\nseen\n\(seen)")
                     break
@@ -235,16 +240,8 @@ final class RecordingRoundTripTests: XCTestCase {
             session.start()
             XCTAssertTrue(drainMain(30) { session.isFinished }, name)
             for object in real.all.keys.sorted() {
-                // Inline, as in the movie's round trip: the playbacks' media events (a parse's
-                // ParsedChanged from libvlc's preparser) and player events come from two
-                // threads, and the recorder and the test's subscriber may see them in either
-                // order; on a queue every subscriber sees its one order.
-                let (got, want) = (replayed.all[object] ?? [], real.all[object] ?? [])
-                if configuration == .inline {
-                    XCTAssertEqual(got.sorted(), want.sorted(), "\(name) \(object)")
-                } else {
-                    XCTAssertEqual(got, want, "\(name) \(object)")
-                }
+                let (got, want) = configuration.comparable(replayed.all[object] ?? [], real.all[object] ?? [])
+                XCTAssertEqual(got, want, "\(name) \(object)")
             }
             let outcomes = (real.all["playbacks"] ?? []).filter { $0.hasPrefix("PlaybackEvent<PlaybackEnded") }
             XCTAssertEqual(outcomes.count, 3, "\(name): \(outcomes)")
