@@ -18,6 +18,35 @@ final class PendingWork: @unchecked Sendable {
     private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var count = 0
     private var leases: [UInt: (count: Int, holder: any LeaseHolder)] = [:]
+    /// The work other than leases, by where it runs (indexed by `Kind.rawValue`).
+    private var byKind = [Int](repeating: 0, count: Kind.allCases.count)
+
+    /// Where a piece of pending work runs: for the description of what is pending.
+    enum Kind: Int, CaseIterable, Sendable {
+        case release, teardown, streams, otherQueue, parse
+
+        fileprivate init(_ queue: DispatchQueue) {
+            if queue === ServiceQueues.release {
+                self = .release
+            } else if queue === ServiceQueues.teardown {
+                self = .teardown
+            } else if queue === ServiceQueues.streams {
+                self = .streams
+            } else {
+                self = .otherQueue
+            }
+        }
+
+        var name: String {
+            switch self {
+            case .release: "on the release queue"
+            case .teardown: "on the teardown queue"
+            case .streams: "on the streams queue"
+            case .otherQueue: "on control or delivery queues"
+            case .parse: "parses"
+            }
+        }
+    }
 
     init() {
         pthread_mutex_init(mutex, nil)
@@ -28,23 +57,28 @@ final class PendingWork: @unchecked Sendable {
         pthread_condattr_destroy(&attributes)
     }
 
-    /// The work pending now, and how much of it is leases: for a test's failure message.
-    var pending: (count: Int, leases: Int) {
+    /// The work pending now, how much of it is leases, and where the rest runs (such as
+    /// "3 on the release queue, 1 parses"): for a test's failure message.
+    var pending: (count: Int, leases: Int, kinds: String) {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return (count, leases.values.reduce(0) { $0 + $1.count })
+        let kinds = Kind.allCases.filter { byKind[$0.rawValue] != 0 }.map { "\(byKind[$0.rawValue]) \($0.name)" }
+        let leaseCount = leases.values.reduce(0) { $0 + $1.count }
+        return (count, leaseCount, kinds.isEmpty ? "no other" : kinds.joined(separator: ", "))
     }
 
-    /// One more piece of work.
-    func enter() {
+    /// One more piece of work, of `kind`.
+    func enter(_ kind: Kind) {
         pthread_mutex_lock(mutex)
         count += 1
+        byKind[kind.rawValue] += 1
         pthread_mutex_unlock(mutex)
     }
 
-    func leave() {
+    func leave(_ kind: Kind) {
         pthread_mutex_lock(mutex)
         count -= 1
+        byKind[kind.rawValue] -= 1
         pthread_cond_broadcast(changed)
         pthread_mutex_unlock(mutex)
     }
@@ -69,10 +103,11 @@ final class PendingWork: @unchecked Sendable {
 
     /// Runs `work` on `queue`, counted until it has returned.
     func async(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
-        enter()
+        let kind = Kind(queue)
+        enter(kind)
         queue.async {
             work()
-            self.leave()
+            self.leave(kind)
         }
     }
 

@@ -285,9 +285,9 @@ public final class VLCPlaylistPlayer: VLCEventSource {
     /// that exits while one runs crashes in the C++ libraries' static destructors.
     private func prepare(_ media: VLCMedia) {
         guard media.parsedStatus == .skipped || media.parsedStatus.rawValue == 0 else { return }
-        ServiceQueues.pendingTeardowns.enter()
+        ServiceQueues.pendingTeardowns.enter(.parse)
         Task.detached(priority: .utility) {
-            defer { ServiceQueues.pendingTeardowns.leave() }
+            defer { ServiceQueues.pendingTeardowns.leave(.parse) }
             _ = try? await media.parse(options: .local, timeout: .seconds(5))
         }
     }

@@ -877,9 +877,8 @@ final class MatrixRun: Sendable {
         // Teardowns finish (completions run on the release queue; the main queue is drained
         // so that the main configurations' queued deliveries can release their leases). A run
         // leaves dozens of players made and dropped in handlers, each released on its control
-        // queue (under ThreadSanitizer on two busy cores, the video scenario's take 5 to 20 s):
-        // the wait fails when the pending work stops shrinking for 20 s, a hang, not when it is
-        // slow.
+        // queue: the wait fails when the pending work stops shrinking for 20 s, a hang, not
+        // when it is slow, and then prints every thread's stack.
         var tornDown = false
         var fewest = ServiceQueues.pendingTeardowns.pending.count
         var progressed = Date()
@@ -892,11 +891,12 @@ final class MatrixRun: Sendable {
                 progressed = Date()
             }
         }
-        let pending = ServiceQueues.pendingTeardowns.pending
-        XCTAssertTrue(
-            tornDown,
-            "\(configuration) \(scenario) dropping \(dropping ?? "-"): teardowns made no progress in 20 s (\(pending.count) pending, \(pending.leases) of them leases)"
-        )
+        if !tornDown {
+            let pending = ServiceQueues.pendingTeardowns.pending
+            XCTFail(
+                "\(configuration) \(scenario) dropping \(dropping ?? "-"): teardowns made no progress in 20 s (\(pending.count) pending, \(pending.leases) of them leases: \(pending.kinds)); every thread:\n\(threadDump())"
+            )
+        }
         XCTAssertEqual(
             world.completionsOffReleaseQueue.withLock { $0 }, [],
             "\(configuration) \(scenario): completions or .freed ran off the release queue")

@@ -18,13 +18,44 @@ enum TestLibrary {
 
     /// Headless with an audio output that has a volume: ALSA's `null` device (discards the
     /// samples; no sound card needed), so that `AudioVolume`, `Muted`, `Unmuted` and
-    /// `AudioDevice` are sent (`adummy` has no volume and sends none of them).
+    /// `AudioDevice` are sent (`adummy` has no volume and sends none of them). ALSA reads the
+    /// tests' own configuration (`alsaConfigured`).
     static let withMixer: VLCLibrary = {
+        _ = alsaConfigured
         let arguments =
             VLCLibrary.headlessArguments.map { $0 == "--aout=adummy" ? "--aout=alsa" : $0 }
             + ["--alsa-audio-device=null"]
         do { return try VLCLibrary(arguments: arguments) } catch {
             fatalError("VLCLibrary(ALSA null) failed: \(error)")
+        }
+    }()
+
+    /// Points ALSA at a configuration that defines its `null` device and nothing else, before
+    /// anything in this process opens ALSA. Every player libvlc makes opens its audio output
+    /// and lists ALSA's devices, which evaluates the whole configuration: with the system's,
+    /// dozens of `@func` lookups, each a `dlopen` that ThreadSanitizer answers by walking every
+    /// loaded library, all under ALSA's one configuration lock. A player took 0.7 s to make
+    /// under ThreadSanitizer on a quiet machine (2 ms with this file), and the re-entrancy
+    /// matrix's dozens of players made in handlers then queued for that lock for longer than
+    /// its no-progress bound. The file also keeps the tests from depending on the machine's
+    /// ALSA setup (a sound server's plugins).
+    private static let alsaConfigured: Void = {
+        let text = """
+            pcm.null {
+                type null
+                hint {
+                    show on
+                    description "Discard all samples"
+                }
+            }
+
+            """
+        do {
+            let file = try TestMedia.directory(name: "alsa").appendingPathComponent("asound.conf")
+            try Data(text.utf8).write(to: file)
+            setenv("ALSA_CONFIG_PATH", file.path, 1)
+        } catch {
+            fatalError("the tests' ALSA configuration: \(error)")
         }
     }()
 }
