@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what MediaEvents needs on Debian 12 when it is missing: libvlc and its base plugins
-# (build and playback), sox (the tests generate Ogg/FLAC/MP3 media with it), ffmpeg (the
+# (build and playback), libvlc-bin (its trigger keeps libvlc's plugin cache, plugins.dat:
+# without it every libvlc_new opens each of the ~350 plugins to read what it offers, which
+# under ThreadSanitizer took two thirds of the suite's CPU; libvlc5 only recommends it), sox (the tests generate Ogg/FLAC/MP3 media with it), ffmpeg (the
 # example tests make a Matroska video with tagged tracks, and compare the probe with its
 # ffprobe), valgrind (leak check), python3-jsonschema (the tests validate the programs'
 # JSON output against Schemas/ with it), mpv (the example tests run the same mpv IPC client
@@ -10,7 +12,7 @@
 # and mosquitto-clients (the MQTT tests run a broker of their own and use mosquitto_sub and
 # mosquitto_pub as clients). Runs apt-get only when a package is absent.
 set -euo pipefail
-packages=(libvlc-dev vlc-plugin-base sox libsox-fmt-all ffmpeg valgrind python3-jsonschema mpv
+packages=(libvlc-dev libvlc-bin vlc-plugin-base sox libsox-fmt-all ffmpeg valgrind python3-jsonschema mpv
     libsystemd-dev playerctl dbus libmosquitto-dev mosquitto mosquitto-clients)
 missing=()
 for p in "${packages[@]}"; do
