@@ -157,7 +157,14 @@ final class MediaDaemonMPRISTests: XCTestCase {
         XCTAssertEqual(try bus.playerctl(["-l"]).stdout.split(separator: "\n"), ["media_daemon"])
         try waitForPlayerctl(bus, ["status"]) { $0 == "Playing" }
 
-        let tags = try metadata(bus)
+        // The tags and the length come with libvlc's `MetaChanged` and `LengthChanged`, which
+        // may follow `Playing`: until then the title is the file's name.
+        var tags: [String: String] = [:]
+        XCTAssertTrue(
+            try waitUntil(30) {
+                tags = try metadata(bus)
+                return tags["xesam:title"] != "tagged.flac" && tags["xesam:album"] != nil && tags["mpris:length"] != nil
+            }, "the tags never came: \(tags)")
         XCTAssertEqual(tags["mpris:trackid"], "'\(trackPrefix)1'", "\(tags)")
         XCTAssertEqual(tags["xesam:url"], URL(fileURLWithPath: media[0].path).absoluteString, "\(tags)")
         XCTAssertEqual(tags["xesam:title"], "Tone Poem", "\(tags)")
@@ -222,6 +229,11 @@ final class MediaDaemonMPRISTests: XCTestCase {
             monitor.waitForLines(timeout: 30) { $0.contains { $0.contains("NameAcquired") || $0.contains("NameLost") } }
         )
 
+        // playerctl refuses to seek a player that cannot: libvlc's `SeekableChanged` may
+        // follow `Playing`.
+        XCTAssertTrue(
+            try waitUntil(30) { try bus.property(busName, "CanSeek").stdout.contains("boolean true") },
+            "CanSeek never became true")
         try playerctl(bus, "position", "10")
         XCTAssertTrue(
             monitor.waitForLines(timeout: 30) { $0.contains { $0.contains("int64 10000000") } }, monitor.stdout)

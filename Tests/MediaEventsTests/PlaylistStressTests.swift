@@ -177,14 +177,19 @@ final class PlaylistStressTests: XCTestCase {
             playlist.append(wavs.map { VLCMedia(url: $0, library: TestLibrary.shared) })
             playlist.loop = .list
             playlist.play()
+            // Thirty rounds a thread at least, and on until six playbacks have ended (30 s at
+            // most): the race spans several playbacks however long libvlc takes to start one.
+            let deadline = Date() + 30
             let finished = startThreads(count: 3, timeout: 60, name: "race") { thread in
-                for round in 0..<30 {
+                var round = 0
+                while round < 30 || (Date() < deadline && events.values.filter { $0.kind == .ended }.count < 6) {
                     switch (thread + round) % 3 {
                     case 0: playlist.next()
                     case 1: playlist.stop()
                     default: playlist.play()
                     }
                     Thread.sleep(forTimeInterval: 0.01 * Double(round % 4))
+                    round += 1
                 }
             }
             XCTAssertTrue(finished, "\(mode): a call blocked")
