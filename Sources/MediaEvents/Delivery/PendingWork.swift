@@ -101,12 +101,16 @@ final class PendingWork: @unchecked Sendable {
         pthread_mutex_unlock(mutex)
     }
 
-    /// Runs `work` on `queue`, counted until it has returned.
+    /// Runs `work` on `queue`, counted until it has returned and what it captured is
+    /// released: a teardown's closure may hold the last reference to a wrapper (a VLM's holds
+    /// its library), whose `deinit` then releases libvlc's object, unloading plugins. Were the
+    /// closure released after the count fell, a program could exit while that runs.
     func async(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
         let kind = Kind(queue)
+        let once = OnceWork(work)
         enter(kind)
         queue.async {
-            work()
+            once.run()
             self.leave(kind)
         }
     }
@@ -136,5 +140,19 @@ final class PendingWork: @unchecked Sendable {
         leases.reduce(0) { sum, lease in
             excluded.contains(lease.key) || lease.value.holder.leaseWaitsForCurrentQueue ? sum + lease.value.count : sum
         }
+    }
+}
+
+/// A closure run once and released right after, by the thread that ran it.
+private final class OnceWork: @unchecked Sendable {
+    // @unchecked: `work` is read and cleared only by the one block that runs it.
+    private var work: (@Sendable () -> Void)?
+
+    init(_ work: @escaping @Sendable () -> Void) { self.work = work }
+
+    func run() {
+        let work = self.work
+        self.work = nil
+        work?()
     }
 }
