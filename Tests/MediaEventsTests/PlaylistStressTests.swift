@@ -42,8 +42,9 @@ final class PlaylistStressTests: XCTestCase {
     }
 
     /// The storm that wedged libvlc's list player in the daemon: 120 entries of 0.1 to 0.3 s,
-    /// looping, `next()` 40 times a second from one thread and at random from two more, while
-    /// another reads the playlist and the player's state, and entries end by themselves.
+    /// looping, `next()` 40 times a second from one thread (with a pause every 20th call) and at
+    /// random from two more, while another reads the playlist and the player's state, and
+    /// entries end by themselves.
     /// Afterwards a new playback begins within 5 s of a `next()`, and every playback began has
     /// exactly one end. `MEDIAEVENTS_STORM_SECONDS` sets the length (15 s by default).
     func testNextStorm_whileEntriesEnd_neverWedgesAndEveryPlaybackEndsOnce() throws {
@@ -68,7 +69,11 @@ final class PlaylistStressTests: XCTestCase {
                 var lastBegan = Date()
                 var seenBegins = 0
                 let end = Date() + seconds
-                while Date() < end {
+                // Past its length until an entry has also ended by itself (30 s more at most).
+                let endedNaturally = {
+                    events.values.contains { if case .ended(let s) = $0.payload { s.outcome == .ended } else { false } }
+                }
+                while Date() < end || (Date() < end + 30 && !endedNaturally()) {
                     Thread.sleep(forTimeInterval: 0.05)
                     let begins = events.values.lazy.filter { $0.kind == .began }.count
                     if begins > seenBegins {
@@ -81,12 +86,16 @@ final class PlaylistStressTests: XCTestCase {
                 stop.withLock { $0 = true }
                 return
             }
+            var calls = 0
             while !stop.withLock({ $0 }) {
                 switch thread {
                 case 0:
                     playlist.next()
                     nexts.increment()
-                    Thread.sleep(forTimeInterval: 0.025)
+                    calls += 1
+                    // At 40 a second no entry reaches its end: every 20th call a pause longer
+                    // than the longest entry lets some end by themselves while the others go on.
+                    Thread.sleep(forTimeInterval: calls % 20 == 0 ? 0.5 : 0.025)
                 case 3:
                     _ = (playlist.currentEntry, playlist.entries.count, playlist.player.state, playlist.player.time)
                     reads.increment()
