@@ -107,10 +107,10 @@ final class PendingWork: @unchecked Sendable {
     /// closure released after the count fell, a program could exit while that runs.
     func async(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
         let kind = Kind(queue)
-        let once = OnceWork(work)
+        let parcel = Parcel(work)
         enter(kind)
         queue.async {
-            once.run()
+            parcel.take()?()
             self.leave(kind)
         }
     }
@@ -140,19 +140,5 @@ final class PendingWork: @unchecked Sendable {
         leases.reduce(0) { sum, lease in
             excluded.contains(lease.key) || lease.value.holder.leaseWaitsForCurrentQueue ? sum + lease.value.count : sum
         }
-    }
-}
-
-/// A closure run once and released right after, by the thread that ran it.
-private final class OnceWork: @unchecked Sendable {
-    // @unchecked: `work` is read and cleared only by the one block that runs it.
-    private var work: (@Sendable () -> Void)?
-
-    init(_ work: @escaping @Sendable () -> Void) { self.work = work }
-
-    func run() {
-        let work = self.work
-        self.work = nil
-        work?()
     }
 }

@@ -66,12 +66,19 @@ enum ServiceQueues {
     }
 }
 
-/// Holds one value until the release queue empties it.
-private final class Parcel<Value>: @unchecked Sendable {
+/// Holds one value until the one block that receives it empties it or takes it, so that the
+/// value is released on that block's thread, within its work.
+final class Parcel<Value>: @unchecked Sendable {
     // @unchecked: written once at creation and once by the one block that empties it.
     private var value: Value?
 
     init(_ value: consuming Value) { self.value = consume value }
 
     func empty() { value = nil }
+
+    /// The value, which the parcel no longer holds.
+    func take() -> Value? {
+        defer { value = nil }
+        return value
+    }
 }
