@@ -140,7 +140,7 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         sender: UInt, _ run: (Object) -> Void,
         queued: (Unmanaged<EventsHandler<Object>>, Unmanaged<Object>) -> QueuedDelivery
     ) {
-        guard let ref = borrowObject() else { return }
+        guard let (ref, tookLease) = borrowObject() else { return }
         let identity = identity
         switch route {
         // The lease holds the object, so it is used without a retain/release pair of its
@@ -150,6 +150,7 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
             DeliveryContext.with(sender: sender, handler: identity, isBlocking: true) {
                 ref._withUnsafeGuaranteedRef { run($0) }
             }
+            returnLease()
         case .sync:
             let mark = mark.unsafelyUnwrapped
             let ranHere: Void? = SyncOntoCurrentQueue().around(mark) {
@@ -167,6 +168,7 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
                     }
                 }
             }
+            returnLease()
         case .async:
             // A queued delivery stays a user of the lease until it has run.
             // Handed over at +1 with no strong local left to release after the push, when the
@@ -174,9 +176,12 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
             // between the two threads).
             let node = Unmanaged<QueuedDelivery>.passRetained(queued(Unmanaged.passUnretained(self), ref))
             mark.unsafelyUnwrapped.enqueue(node, on: queue.unsafelyUnwrapped)
-            return
         }
-        returnLease()
+        // Armed only now, once the delivery has run or its queue's thread has been woken:
+        // arming a timer wakes libdispatch's timer thread, which, armed first, took the core
+        // the delivery's queue was about to run on (an event that took a lease reached an
+        // asynchronous handler 13 µs later than one that borrowed it).
+        if tookLease { armLeaseExpiry() }
     }
 
     @inline(__always)
@@ -184,10 +189,11 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         leaseWord.subtract(2, ordering: .releasing)
     }
 
-    /// The lease for one delivery, taken if none is held; `nil` once the object is gone.
+    /// The lease for one delivery, taken if none is held, and whether this delivery took it
+    /// (its caller then arms the expiry); `nil` once the object is gone.
     @inline(__always)
-    private func borrowObject() -> Unmanaged<Object>? {
-        if let lease = borrowHeldLease() { return lease }
+    private func borrowObject() -> (Unmanaged<Object>, tookLease: Bool)? {
+        if let lease = borrowHeldLease() { return (lease, false) }
         return takeLease()
     }
 
@@ -209,10 +215,11 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         return nil
     }
 
-    /// Takes a new lease (or borrows one another delivery took meanwhile).
+    /// Takes a new lease (or borrows one another delivery took meanwhile). A lease taken here
+    /// is pending work from now on; its expiry is armed by the caller (`armLeaseExpiry`).
     @inline(never)
-    private func takeLease() -> Unmanaged<Object>? {
-        let (ref, scheduleExpiry) = state.withLock { state -> (Unmanaged<Object>?, Bool) in
+    private func takeLease() -> (Unmanaged<Object>, tookLease: Bool)? {
+        let (ref, tookLease) = state.withLock { state -> (Unmanaged<Object>?, Bool) in
             if let lease = borrowHeldLease() { return (lease, false) }
             // The strong local made by loading the weak reference is not the last one (the
             // lease was retained first), so releasing it here under the lock runs no deinit.
@@ -223,8 +230,9 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
             state.expiryScheduled = true
             return (ref, true)
         }
-        if scheduleExpiry { scheduleLeaseExpiry() }
-        return ref
+        guard let ref else { return nil }
+        if tookLease { ServiceQueues.pendingTeardowns.enter(lease: identity, holder: self) }
+        return (ref, tookLease)
     }
 
     // Kept out of line so that the strong local created by loading the weak reference ends
@@ -235,9 +243,9 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         return Unmanaged.passRetained(object)
     }
 
-    private func scheduleLeaseExpiry() {
+    /// Drops the lease `leaseDuration` from now; the lease is already counted as pending.
+    private func armLeaseExpiry() {
         let identity = identity
-        ServiceQueues.pendingTeardowns.enter(lease: identity, holder: self)
         ServiceQueues.release.asyncAfter(deadline: .now() + Self.leaseDuration) {
             self.expireLease()
             ServiceQueues.pendingTeardowns.leave(lease: identity)
@@ -260,7 +268,10 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
             state.expiryScheduled = false
             return (Unmanaged<Object>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!), false)
         }
-        if again { scheduleLeaseExpiry() }
+        if again {
+            ServiceQueues.pendingTeardowns.enter(lease: identity, holder: self)
+            armLeaseExpiry()
+        }
         expired?.release()
     }
 }
