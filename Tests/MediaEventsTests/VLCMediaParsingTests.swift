@@ -145,13 +145,61 @@ final class VLCMediaParsingTests: XCTestCase {
         defer { withExtendedLifetime(silent) {} }
         let media = VLCMedia(url: URL(string: "http://127.0.0.1:\(silent.port)/c.wav")!, library: library)
         let task = Task { try await media.parse(options: .network, timeout: .seconds(20)) }
-        try await Task.sleep(for: .milliseconds(100))
+        XCTAssertTrue(silent.waitForConnection(timeout: 10), "the parse never connected")
         task.cancel()
         do {
             let status = try await withTimeout(10) { try await task.value }
             XCTFail("expected cancellation, got \(status)")
         } catch is CancellationError {
         }
+        // The wait returned at once; the parse is pending work until libvlc has ended it.
+        XCTAssertTrue(VLCLibrary.waitForPendingTeardowns(timeout: 15))
+        XCTAssertNotEqual(media.parsedStatus, .none, "pending work ended before the parse")
+    }
+
+    /// A parse started without waiting is pending work until libvlc ends it: a program that
+    /// waits for pending work before exiting does not exit while the preparser runs.
+    func testStartParsing_isPendingWorkUntilLibvlcEndsIt() throws {
+        let library = try VLCLibrary()
+        let silent = try StalledServer()
+        defer { withExtendedLifetime(silent) {} }
+        let media = VLCMedia(url: URL(string: "http://127.0.0.1:\(silent.port)/d.wav")!, library: library)
+        try media.startParsing(options: .network, timeout: .milliseconds(800))
+        XCTAssertTrue(VLCLibrary.waitForPendingTeardowns(timeout: 15))
+        XCTAssertEqual(media.parsedStatus, .timeout, "pending work ended before the parse")
+    }
+
+    /// Dropping a media stops its parse, which then stops being pending work long before
+    /// the parse's own timeout.
+    func testStartParsing_whenTheMediaIsDropped_stopsTheParse() throws {
+        let library = try VLCLibrary()
+        let silent = try StalledServer()
+        defer { withExtendedLifetime(silent) {} }
+        var media: VLCMedia? = VLCMedia(
+            url: URL(string: "http://127.0.0.1:\(silent.port)/e.wav")!, library: library)
+        try media?.startParsing(options: .network, timeout: .seconds(60))
+        XCTAssertTrue(silent.waitForConnection(timeout: 10), "the parse never connected")
+        media = nil
+        XCTAssertTrue(VLCLibrary.waitForPendingTeardowns(timeout: 15), "the dropped media's parse went on")
+    }
+
+    /// A handler that waits for pending work does not wait for a parse: it may run on the
+    /// preparser's own thread (an inline media's MetaChanged), whose parse cannot end
+    /// before the handler returns.
+    func testWaitForPendingTeardowns_fromAParseHandler_doesNotWaitForTheParse() async throws {
+        let library = try VLCLibrary()
+        let media = VLCMedia(
+            url: try TestMedia.wav(seconds: 0.5, sampleRate: 22050, channels: 2), library: library,
+            configuration: EventsDefaultConfiguration())
+        let waits = Recorder<Bool>()
+        let token = media.observe(.metaChanged) { _ in
+            if waits.values.isEmpty { waits.record(VLCLibrary.waitForPendingTeardowns(timeout: 5)) }
+        }
+        defer { token.cancel() }
+        let status = try await parse(media)
+        XCTAssertEqual(status, .done)
+        XCTAssertTrue(waits.wait(forCount: 1, timeout: 10), "no MetaChanged")
+        XCTAssertEqual(waits.values, [true])
     }
 
     /// A task cancelled before it calls `parse` gets `CancellationError` whatever the source,

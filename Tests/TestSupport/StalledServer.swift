@@ -13,5 +13,12 @@ public final class StalledServer {
     /// An http URL on this server.
     public var url: String { "http://127.0.0.1:\(port)/stalled.wav" }
 
+    /// Waits until a client has connected (a connection waits in the listen backlog) or
+    /// `timeout` seconds have passed; returns whether one has.
+    public func waitForConnection(timeout: Double) -> Bool {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&entry, 1, Int32(timeout * 1000)) == 1
+    }
+
     deinit { close(fd) }
 }

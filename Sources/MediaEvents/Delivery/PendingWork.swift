@@ -116,8 +116,9 @@ final class PendingWork: @unchecked Sendable {
     }
 
     /// Waits until nothing is pending but the leases of `excluded` handlers and the leases
-    /// that deliveries queued behind the calling thread's queue keep, or until `slice`.
-    func waitForIdle(excluding excluded: [UInt], until slice: DispatchTime) -> Bool {
+    /// that deliveries queued behind the calling thread's queue keep (and, with
+    /// `ignoringParses`, the parses), or until `slice`.
+    func waitForIdle(excluding excluded: [UInt], ignoringParses: Bool = false, until slice: DispatchTime) -> Bool {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         let now = DispatchTime.now()
@@ -127,9 +128,10 @@ final class PendingWork: @unchecked Sendable {
         let end = UInt64(deadline.tv_sec) * 1_000_000_000 + UInt64(deadline.tv_nsec) + remaining
         deadline = timespec(tv_sec: Int(end / 1_000_000_000), tv_nsec: Int(end % 1_000_000_000))
         while true {
-            if count - kept(excluding: excluded) == 0 { return true }
+            let ignored = kept(excluding: excluded) + (ignoringParses ? byKind[Kind.parse.rawValue] : 0)
+            if count - ignored == 0 { return true }
             if pthread_cond_timedwait(changed, mutex, &deadline) == ETIMEDOUT {
-                return count - kept(excluding: excluded) == 0
+                return count - kept(excluding: excluded) - (ignoringParses ? byKind[Kind.parse.rawValue] : 0) == 0
             }
         }
     }

@@ -70,10 +70,12 @@ public final class VLCLibrary: Sendable {
     /// Wrappers hand their native teardown to MediaEvents' queues so that it never runs on a
     /// libvlc thread; it finishes shortly after the last reference goes. Call this before a
     /// program exits: a process that exits while libvlc's threads still work (a parse, a
-    /// playback being stopped) can crash in a plugin's static destructors. A playlist's
-    /// parse of its next entry counts too, until libvlc has ended it.
+    /// playback being stopped) can crash in a plugin's static destructors. Every parse counts
+    /// too (`VLCMedia.startParsing`, `parse`, a playlist's parse of its next entry), until
+    /// libvlc has ended it.
     ///
-    /// Callable from anywhere, handlers included. Inside a handler it does not wait for the
+    /// Callable from anywhere, handlers included. Inside a handler it does not wait for parses
+    /// (the handler may run on the preparser's thread), nor for the
     /// objects whose events are being delivered on this thread, nor for those whose deliveries
     /// wait behind it on its queue (they cannot be released before the handler returns), so
     /// exiting from an `EndReached` handler works; a wrapper dropped in the handler that
@@ -89,9 +91,12 @@ public final class VLCLibrary: Sendable {
     @discardableResult
     public static func waitForPendingTeardowns(timeout: Double = 5) -> Bool {
         let excluded = DeliveryContext.deliveringHandlers
+        // A handler may run on the preparser's thread, whose parse cannot end before it returns.
+        let ignoringParses = DeliveryContext.isInDelivery
         return ServiceQueues.wait(
             until: { slice in
-                ServiceQueues.pendingTeardowns.waitForIdle(excluding: excluded, until: slice)
+                ServiceQueues.pendingTeardowns.waitForIdle(
+                    excluding: excluded, ignoringParses: ignoringParses, until: slice)
             }, timeout: .now() + timeout)
     }
 

@@ -24,6 +24,12 @@ extension VLCMedia {
     /// result, and `MediaMetaChanged`, `MediaDurationChanged`, `MediaSubItemAdded`,
     /// `MediaSubItemTreeAdded` as it finds things. Observe before calling this to see them.
     ///
+    /// The parse is pending work (``VLCLibrary/waitForPendingTeardowns(timeout:)``) until
+    /// libvlc ends it, also when the caller stopped waiting for it (a cancelled `parse`):
+    /// libvlc's preparser reads tags with TagLib on a thread of its own, and a program that
+    /// exits while it runs crashes in the C++ libraries' static destructors. Dropping the
+    /// media stops its parse.
+    ///
     /// libvlc 3 parses a media once: a later call throws (libvlc 3.0.24 refuses it) unless
     /// the last result was `skipped`.
     ///
@@ -33,10 +39,21 @@ extension VLCMedia {
     ///     least one millisecond.
     /// - Throws: `VLCError.parseFailed` when libvlc refuses to start.
     public func startParsing(options: ParseOptions = .local, timeout: Duration? = nil) throws {
+        // Counted before the call: libvlc may end the parse inside it (skipped, failed).
+        let parse = parses.begin()
+        eventHub.listen()
         let status = native.parse(flags: options.rawValue, timeout: Self.milliseconds(timeout))
         if status != 0 {
+            parses.end(parse)
             throw VLCError.parseFailed(mrl: mrl, status: VLCError.lastMessage(or: "libvlc refused to parse"))
         }
+        if parsedStatus != .none { return parses.end(parse) }
+        // libvlc ends every parse with MediaParsedChanged within its timeout, except when a
+        // stop and a new parse of the same media cross (its `parse_stop` swallows the end):
+        // the parse stops counting as pending work two seconds after its timeout at the latest.
+        let grace = Self.milliseconds(timeout) > 0 ? Int(Self.milliseconds(timeout)) + 2000 : 7000
+        let parses = parses
+        ServiceQueues.release.asyncAfter(deadline: .now() + .milliseconds(grace)) { parses.end(parse) }
     }
 
     /// Stops a parse in progress; libvlc then reports it as ended. Queued on the media's
@@ -168,5 +185,55 @@ private final class ParseWaiter: Sendable {
             }
             if let result { continuation.resume(with: result) }
         }
+    }
+}
+
+/// The parses a media wrapper started that libvlc has not ended yet, each one pending work
+/// (`ServiceQueues.pendingTeardowns`) from `startParsing` until its end reaches the wrapper's
+/// listeners, the wrapper's teardown, or its deadline.
+final class ParsesInFlight: Sendable {
+    private struct State {
+        var next: UInt64 = 0
+        var running: Set<UInt64> = []
+    }
+
+    private let state = Protected(State())
+
+    var isParsing: Bool { state.withLock { !$0.running.isEmpty } }
+
+    /// Counts a parse about to start; returns its identity for `end(_:)`.
+    func begin() -> UInt64 {
+        ServiceQueues.pendingTeardowns.enter(.parse)
+        return state.withLock { state in
+            state.next += 1
+            state.running.insert(state.next)
+            return state.next
+        }
+    }
+
+    /// The parse `id` is over (or no longer watched); idempotent.
+    func end(_ id: UInt64) {
+        if state.withLock({ $0.running.remove(id) }) != nil { ServiceQueues.pendingTeardowns.leave(.parse) }
+    }
+
+    /// Every parse is over: libvlc parses a media once at a time, and sent its end.
+    func endAll() {
+        let ended = state.withLock { state -> Int in
+            defer { state.running.removeAll() }
+            return state.running.count
+        }
+        for _ in 0..<ended { ServiceQueues.pendingTeardowns.leave(.parse) }
+    }
+}
+
+/// A media's hook: notes the end of a parse inside libvlc's callback, so that the parse stops
+/// counting as pending work however the media's events are delivered (a queue that is busy,
+/// or the very thread that waits for pending work).
+struct ParseEndHook: CallbackHook {
+    let parses: ParsesInFlight
+
+    func inCallback(_ event: MediaEvent) -> Bool {
+        if case .parsedChanged(let status) = event, status != .none { parses.endAll() }
+        return false
     }
 }

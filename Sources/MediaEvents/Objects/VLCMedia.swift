@@ -16,6 +16,8 @@ public final class VLCMedia: VLCEventSource {
     private let pendingMeta = SetMetaQueue()
     /// The list of sub-items, made on first use and kept: making one locks libvlc's list.
     private let subItems_ = Protected<VLCMediaList?>(nil)
+    /// The parses this wrapper started that libvlc has not ended yet (pending work).
+    let parses = ParsesInFlight()
 
     /// A media for a local file path. libvlc checks the path only when the media is opened:
     /// a missing file gives `EncounteredError` when played and `failed` when parsed.
@@ -51,7 +53,7 @@ public final class VLCMedia: VLCEventSource {
         eventHub.bind(
             NativeEventTable(
                 everyKindOf: self, manager: media.eventManager, callback: mediaCallback,
-                configuration: self.configuration), attachNow: attachNow)
+                configuration: self.configuration, hook: ParseEndHook(parses: parses)), attachNow: attachNow)
     }
 
     deinit {
@@ -62,10 +64,16 @@ public final class VLCMedia: VLCEventSource {
         // where releasing the last reference frees the listener array libvlc is walking.
         // After every queued call of this media.
         let control = control
+        let parses = parses
         let tearDown: @Sendable () -> Void = {
             control.tearDown { media in
+                // A parse this wrapper started is stopped (libvlc waits for its task, where
+                // TagLib may run): its end can no longer reach this wrapper's listeners, and
+                // another reference (a player's, a list's) would let it run on unwatched.
+                if parses.isParsing { media.stopParsing() }
                 table?.detachAll()
                 media.release()
+                parses.endAll()
             }
         }
         // Dropped in a handler of an event of this media that another wrapper receives: the
@@ -140,6 +148,6 @@ public final class VLCMedia: VLCEventSource {
 }
 
 /// The receiver of a media's listeners.
-typealias MediaListener = SourceListener<VLCMedia, NoCallbackHook<MediaEvent>>
+typealias MediaListener = SourceListener<VLCMedia, ParseEndHook>
 
 private let mediaCallback: NativeCallback = { NativeEvents.forward($0, $1, to: MediaListener.self) }

@@ -278,16 +278,11 @@ public final class VLCPlaylistPlayer: VLCEventSource {
     }
 
     /// Parses `media` (local sources only, at most 5 s) so that it opens faster when its turn
-    /// comes; a failure changes nothing (the playback will report it).
-    ///
-    /// The parse is pending work (`VLCLibrary.waitForPendingTeardowns`) until libvlc says it
-    /// ended: its preparser runs meta readers (TagLib) on a thread of its own, and a program
-    /// that exits while one runs crashes in the C++ libraries' static destructors.
+    /// comes; a failure changes nothing (the playback will report it). The parse is pending
+    /// work until libvlc ends it (`startParsing`).
     private func prepare(_ media: VLCMedia) {
         guard media.parsedStatus == .skipped || media.parsedStatus.rawValue == 0 else { return }
-        ServiceQueues.pendingTeardowns.enter(.parse)
         Task.detached(priority: .utility) {
-            defer { ServiceQueues.pendingTeardowns.leave(.parse) }
             _ = try? await media.parse(options: .local, timeout: .seconds(5))
         }
     }

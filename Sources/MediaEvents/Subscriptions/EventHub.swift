@@ -129,23 +129,29 @@ public final class EventHub<Event: VLCEvent>: Sendable {
     func add(_ sink: EventStreamSink<Event>) -> Bool { add(.stream(sink)) }
 
     private func add(_ slot: Slot) -> Bool {
-        // Attached outside the lock (a no-op once attached): libvlc may wait for a running
-        // callback, and a callback publishing to this hub takes the lock. A first subscription
-        // to a wrapper made for an event, made inside a handler or on a queue a synchronous
-        // delivery may be waiting for, attaches on the teardown queue instead: the thread that
-        // waits for this one may hold that object's event lock. It then receives the events
-        // sent once that is done.
-        if let table = state.withLock({ $0.table }), !table.isAttached {
-            if DeliveryContext.isInDelivery || QueueIdentity.isOnSyncDeliveryQueue {
-                ServiceQueues.pendingTeardowns.async(on: ServiceQueues.teardown) { table.attachIfNeeded() }
-            } else {
-                table.attachIfNeeded()
-            }
-        }
+        listen()
         return state.withLock { state in
             if state.finished { return false }
             state.append(slot)
             return true
+        }
+    }
+
+    /// Attaches the native listeners if they are not yet: for a first subscription, and for
+    /// a call whose outcome the source's hook watches (a parse's end).
+    ///
+    /// Attached outside the lock (a no-op once attached): libvlc may wait for a running
+    /// callback, and a callback publishing to this hub takes the lock. A wrapper made for an
+    /// event, first listened to inside a handler or on a queue a synchronous delivery may be
+    /// waiting for, attaches on the teardown queue instead: the thread that waits for this
+    /// one may hold that object's event lock. It then receives the events sent once that is
+    /// done.
+    func listen() {
+        guard let table = state.withLock({ $0.table }), !table.isAttached else { return }
+        if DeliveryContext.isInDelivery || QueueIdentity.isOnSyncDeliveryQueue {
+            ServiceQueues.pendingTeardowns.async(on: ServiceQueues.teardown) { table.attachIfNeeded() }
+        } else {
+            table.attachIfNeeded()
         }
     }
 
