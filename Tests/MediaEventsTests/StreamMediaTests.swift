@@ -232,8 +232,8 @@ final class StreamMediaTests: XCTestCase {
         let calls = CallRecord()
         let bytes = TestMedia.wavData(seconds: 3)
         // Once the input plays and eight reads of 4 KiB have taken the read-ahead buffer past
-        // the seek's target, reads wait until the seek is queued: the input cannot reach the
-        // end first (it did on a loaded machine, and no seek reached the stream).
+        // the seek's target, reads are held, then let through one at a time until the seek
+        // reaches the stream: the input cannot reach the end first.
         let gate = ReadGate(after: 8)
         let media = VLCMedia(library: TestLibrary.shared, configuration: EventsDefaultConfiguration()) {
             calls.enter("open")
@@ -263,6 +263,16 @@ final class StreamMediaTests: XCTestCase {
             queued.signal()
         }
         XCTAssertEqual(queued.wait(timeout: .now() + 20), .success, "the seek was not queued")
+        // Queued is not taken: the input takes the seek between two reads of its own, and the
+        // stream's seek comes from the reading thread once the read it is in returns. Opened at
+        // once, a loaded machine read the rest of the media before the input took the seek
+        // (49 reads, no seek). One read at a time, the input takes it within a few.
+        XCTAssertTrue(
+            waitUntil(20) {
+                if calls.names.contains("seek") { return true }
+                gate.releaseOneIfHolding()
+                return false
+            }, "no seek: \(calls.names)")
         gate.open()
         XCTAssertNotNil(log.wait(forAnyOf: [.endReached, .encounteredError], timeout: 20), "\(log.names)")
         player.stop()
@@ -474,25 +484,47 @@ final class CallRecord: Sendable {
     }
 }
 
-/// Once armed, holds every read after the first `after` until `open()` (at most 20 s each).
+/// Once armed, holds every read after the first `after` (at most 20 s each) until `open()`;
+/// `releaseOneIfHolding()` lets the held read through.
 final class ReadGate: Sendable {
     private let after: Int
     private let reads = Counter()
-    private let state = Locked((armed: false, open: false))
-    private let opened = DispatchSemaphore(value: 0)
+    private let state = Locked((armed: false, open: false, holding: false))
+    private let permits = DispatchSemaphore(value: 0)
 
     init(after: Int) { self.after = after }
 
     func arm() { state.withLock { $0.armed = true } }
 
     func pass() {
-        guard reads.increment() > after, state.withLock({ $0.armed && !$0.open }) else { return }
-        if opened.wait(timeout: .now() + 20) == .success { opened.signal() }
+        guard reads.increment() > after,
+            state.withLock({ state -> Bool in
+                if !state.armed || state.open { return false }
+                state.holding = true
+                return true
+            })
+        else { return }
+        _ = permits.wait(timeout: .now() + 20)
+        state.withLock { $0.holding = false }
+    }
+
+    /// Lets the read held now through; nothing when none is.
+    func releaseOneIfHolding() {
+        let release = state.withLock { state -> Bool in
+            guard state.holding else { return false }
+            state.holding = false
+            return true
+        }
+        if release { permits.signal() }
     }
 
     func open() {
-        state.withLock { $0.open = true }
-        opened.signal()
+        let release = state.withLock { state -> Bool in
+            state.open = true
+            defer { state.holding = false }
+            return state.holding
+        }
+        if release { permits.signal() }
     }
 }
 
