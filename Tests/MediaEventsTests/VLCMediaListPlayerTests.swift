@@ -180,6 +180,79 @@ final class VLCMediaListPlayerTests: XCTestCase {
         XCTAssertEqual(settled.wait(timeout: .now() + 60), .success, "the control calls did not finish: deadlock")
     }
 
+    /// `next()` while an item plays: the item is stopped before libvlc moves on, so that it
+    /// cannot end during the move. The player sends `Stopped` before the next item's
+    /// `MediaChanged`, and the item's playback ends as `skipped`.
+    /// Workaround: `AdvanceGate.stopInputBeforeMove` (rule 16) — without it no `Stopped` comes.
+    func testNext_whileAnItemPlays_stopsItBeforeTheMoveAndItsPlaybackIsSkipped() async throws {
+        let library = TestLibrary.shared
+        let long = try TestMedia.wav(seconds: 10)
+        let items = (0..<2).map { _ in VLCMedia(url: long, library: library) }
+        let listPlayer = VLCMediaListPlayer(library: library)
+        listPlayer.mediaList = VLCMediaList(media: items, library: library)
+        let player = listPlayer.mediaPlayer
+        let events = Recorder<String>()
+        let token = player.observe(.stopped, .mediaChanged, .playing) { events.record($0.name) }
+        defer { token.cancel() }
+        listPlayer.play()
+        XCTAssertTrue(events.wait(forCount: 2, timeout: 20), "\(events.values)")
+        guard let first = player.currentPlayback else { return XCTFail("no playback is current") }
+        listPlayer.next()
+        XCTAssertTrue(events.wait(forCount: 5, timeout: 20), "\(events.values)")
+        XCTAssertEqual(
+            events.values,
+            [
+                "MediaPlayerMediaChanged", "MediaPlayerPlaying",
+                "MediaPlayerStopped", "MediaPlayerMediaChanged", "MediaPlayerPlaying",
+            ])
+        let summary = try await player.outcome(of: first, timeout: .seconds(20))
+        XCTAssertEqual(summary.outcome, .skipped)
+        XCTAssertNotEqual(player.currentPlayback, first)
+        await listPlayer.stopAndWait()
+    }
+
+    /// `next()`, `previous()` and `play(at:)` made as items end. libvlc 3.0's list player
+    /// deadlocks when an item ends during such a call (it lets go of its callback lock while
+    /// it holds the list's; the end wakes its own thread, which takes the one and waits for the
+    /// other). The wrapper stops the input first; an end during that stop starts libvlc's own
+    /// move, which the wrapper waits for, and then stops the item that move started. Each call
+    /// comes at a random moment around the end of a 0.1 s item and must be carried out within
+    /// a deadline. (The deadlock itself needs an end within microseconds of libvlc's detach:
+    /// the test above shows the stop deterministically, this one that the stop never hangs.)
+    func testMoves_whenMadeAsItemsEnd_neverDeadlock() throws {
+        let library = try VLCLibrary()
+        let wav = try TestMedia.wav(seconds: 0.1, name: "tiny.wav")
+        let items = (0..<3).map { _ in VLCMedia(path: wav.path, library: library) }
+        let listPlayer = VLCMediaListPlayer(library: library)
+        listPlayer.mediaList = VLCMediaList(media: items, library: library)
+        listPlayer.playbackMode = .loop
+        let starts = Counter()
+        let token = listPlayer.mediaPlayer.observe(.playing) { _ in starts.increment() }
+        defer { token.cancel() }
+        listPlayer.play()
+        for round in 0..<60 {
+            let seen = starts.count
+            guard waitUntil(20, { starts.count > seen }) else {
+                return XCTFail("round \(round): no item started playing")
+            }
+            // Around the item's end: 0.1 s of sound after Playing, give or take the output's delay.
+            usleep(useconds_t.random(in: 80_000...130_000))
+            switch round % 3 {
+            case 0: listPlayer.next()
+            case 1: listPlayer.previous()
+            default: listPlayer.play(at: round % 2)
+            }
+            let done = DispatchSemaphore(value: 0)
+            Task {
+                await listPlayer.waitForPendingControls()
+                done.signal()
+            }
+            guard done.wait(timeout: .now() + 20) == .success else {
+                return XCTFail("round \(round): the move was not carried out within 20 s: deadlock")
+            }
+        }
+    }
+
     func testPlayAtIndex_whenListSet() throws {
         let library = try VLCLibrary()
         let (list, _) = try wavList(3, library)

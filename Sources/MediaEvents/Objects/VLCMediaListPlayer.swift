@@ -32,10 +32,13 @@ public enum PlaybackMode: Int32, Sendable, CaseIterable, CustomStringConvertible
 ///
 /// The player that plays the items is `mediaPlayer`; observe it for playback events.
 ///
-/// Two limits of libvlc 3.0's list player remain (<doc:ThreadingModel>, "Known limits"): a
-/// `next()`, `previous()`, `play(at:)` or `play(_:)` made while the current item ends can
-/// deadlock inside libvlc, and an edit of the list made as an item ends races libvlc's read of
-/// it. Edit the list while the list player is stopped or while an item plays.
+/// `next()`, `previous()`, `play(at:)` and `play(_:)` stop the item that plays before libvlc
+/// moves on (libvlc 3.0's list player deadlocks when an item ends during the move): the player
+/// sends `Stopped` before its `MediaChanged`, and that playback ends as `skipped`.
+///
+/// One limit of libvlc 3.0's list player remains (<doc:ThreadingModel>, "Known limits"): an
+/// edit of the list made as an item ends races libvlc's read of it. Edit the list while the
+/// list player is stopped or while an item plays.
 public final class VLCMediaListPlayer: VLCEventSource {
     /// The native list player: created at once, or by the first block of its control queue
     /// when made inside a handler (see `init(mediaPlayer:configuration:)`).
@@ -193,22 +196,36 @@ public final class VLCMediaListPlayer: VLCEventSource {
 
     /// Plays the next item; at the end of the list (in the default mode) libvlc sends
     /// `Played` instead.
-    public func next() { perform { $0.next() } }
+    public func next() {
+        let stopInput = inputStopper
+        perform { listPlayer in
+            stopInput()
+            listPlayer.next()
+        }
+    }
 
     /// Plays the previous item, if there is one.
-    public func previous() { perform { $0.previous() } }
+    public func previous() {
+        let stopInput = inputStopper
+        perform { listPlayer in
+            stopInput()
+            listPlayer.previous()
+        }
+    }
 
     /// Plays the item at `index`; an index out of range changes nothing, and so does a call
     /// made before the list player has a list (in call order).
     public func play(at index: Int) {
         // In call order: the list this call is made for, with every edit made before it.
         guard index >= 0, let list = mediaList, index < list.count else { return }
+        let stopInput = inputStopper
         performOnList { listPlayer in
             // libvlc 3's play_item_at_index does not check the index: past the end it keeps
             // an invalid current item, plays the player's media again and sends NextItemSet
             // for it, then Played. The native list has every edit made before this call
             // (`perform` waits for them); one made since on another thread may have shortened it.
             guard index < Int(list.native.count) else { return }
+            stopInput()
             listPlayer.play(at: Int32(index))
         }
     }
@@ -216,7 +233,11 @@ public final class VLCMediaListPlayer: VLCEventSource {
     /// Plays `media`, which must be an item of the list; otherwise nothing changes (nor
     /// before the list player has a list).
     public func play(_ media: VLCMedia) {
-        performOnList { $0.play(media.native) }
+        let stopInput = inputStopper
+        performOnList { listPlayer in
+            stopInput()
+            listPlayer.play(media.native)
+        }
     }
 
     /// `play()`, returning once libvlc has started the first item.
@@ -232,6 +253,18 @@ public final class VLCMediaListPlayer: VLCEventSource {
     /// Waits until every control call made before has been carried out.
     public func waitForPendingControls() async {
         await performAndWait(ListPlayerCall<Void> { _ in })
+    }
+
+    /// Run on the control queue just before libvlc moves to another item: stops the player's
+    /// input, so that no item ends during the move (rule 16).
+    private var inputStopper: @Sendable () -> Void {
+        let advance = advance
+        let driver = mediaPlayer.driver
+        let player = mediaPlayer.native
+        return {
+            guard let player = player.current else { return }
+            advance.stopInputBeforeMove { driver.stopForMove(player) }
+        }
     }
 
     private var playCall: ListPlayerCall<Void> { ListPlayerCall { $0.play() } }

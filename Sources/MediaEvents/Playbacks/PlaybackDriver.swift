@@ -90,6 +90,16 @@ final class PlaybackDriver: Sendable {
         deliver(ended: tracker.finishEnding(clear: true))
     }
 
+    /// Before a list player moves to another item (rule 16): stops an input that runs or has
+    /// ended, so that no item ends during the move; a running playback was skipped.
+    func stopForMove(_ player: NativeMediaPlayer) {
+        let state = PlaybackState(native: player.state)
+        guard state.isRunning || state == .ended else { return }
+        tracker.reserveEnding(.skipped)
+        player.stop()
+        deliver(ended: tracker.finishEnding(clear: true))
+    }
+
     /// Setting the media: the current playback, if it still runs, was skipped.
     func setMedia(_ player: NativeMediaPlayer, _ media: NativeMedia?) {
         tracker.reserveEnding(.skipped)

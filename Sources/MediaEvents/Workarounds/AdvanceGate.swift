@@ -17,11 +17,13 @@ import Glibc
 /// condition, at most 2 s (when libvlc coalesces two ends into one move, or has no list to
 /// move in, no second event comes).
 ///
-/// What this cannot prevent: an item that ends *during* a `next()` (or `previous`, `play(at:)`,
-/// `play(_:)`). That call lets go of the callback lock while it holds the list's lock; the
-/// ending item's listener wakes libvlc's thread, which takes the callback lock and waits for
-/// the list's: libvlc 3.0 deadlocks inside the call (seen with gdb in a stress test, about one
-/// run in ten with 0.1 s items). A limit of libvlc's list player, documented in LibvlcQuirks.
+/// An item that ends *during* a `next()` (or `previous`, `play(at:)`, `play(_:)`) deadlocks
+/// libvlc 3.0 too: that call lets go of the callback lock while it holds the list's lock, and
+/// the ending item's listener wakes libvlc's thread, which takes the callback lock and waits
+/// for the list's (seen with gdb in a stress test, about one run in ten with 0.1 s items).
+/// No item can end during the call when the player has no input: before such a call,
+/// `stopInputBeforeMove` stops the player's input (its playback was skipped), waits for a
+/// move that input's end began, and stops again if that move started another item.
 final class AdvanceGate: LibvlcWorkaround {
     typealias Event = MediaListPlayerEvent
 
@@ -40,6 +42,8 @@ final class AdvanceGate: LibvlcWorkaround {
         /// `EndReached`s whose move libvlc's thread has not finished: a count, not a flag, as
         /// the next item may end before the move that started it has sent its event.
         var pendingMoves = 0
+        /// Every `EndReached` of the player so far: an end during a stop shows here.
+        var ends = 0
         /// The thread running one of the list player's calls, whose own `NextItemSet` ends no
         /// move of libvlc's thread.
         var callThread: pthread_t?
@@ -51,7 +55,12 @@ final class AdvanceGate: LibvlcWorkaround {
     static let moveBound: UInt64 = 2_000_000_000
 
     /// Inside the player's callback: `EndReached` means libvlc's thread is about to move on.
-    func playerReachedEnd() { state.withLock { $0.pendingMoves += 1 } }
+    func playerReachedEnd() {
+        state.withLock { state in
+            state.pendingMoves += 1
+            state.ends &+= 1
+        }
+    }
 
     /// Inside the list player's callback: `NextItemSet` or `Played` from libvlc's own thread
     /// ends a move.
@@ -76,6 +85,22 @@ final class AdvanceGate: LibvlcWorkaround {
             settle(claim: true, waiting: hasList)
             defer { state.withLock { $0.callThread = nil } }
             return try body()
+        }
+    }
+
+    /// How many times `stopInputBeforeMove` stops an input libvlc's own move started.
+    static let stopRounds = 4
+
+    /// On the control queue, before a call that moves the list player to another item:
+    /// `stopInput` (which stops the player's input, when it has one) once no move is pending,
+    /// until no item ended during it. An end during the stop may have started a move, which
+    /// starts the next item: that one is stopped in turn, once the move is over.
+    func stopInputBeforeMove(_ stopInput: () -> Void) {
+        for _ in 0..<Self.stopRounds {
+            settle(claim: false, waiting: true)
+            let ends = state.withLock { $0.ends }
+            stopInput()
+            if state.withLock({ $0.ends }) == ends { return }
         }
     }
 
