@@ -34,7 +34,9 @@ protocol ControlCommands: AnyObject, Sendable {
 /// for `clientTimeout` seconds and takes no events is disconnected. Beyond `maximumClients`,
 /// one more connection is accepted for the operator: it gets one reply, then is closed.
 ///
-/// Everything about the sockets runs on one serial queue (`queue`). Events come from the
+/// Everything about the sockets runs on one serial queue (`queue`); a thread of the server's
+/// own (`ClientPoller`) waits for the clients' requests and reads and answers them on that
+/// queue, sending the replies before it waits again. Events come from the
 /// log's tap on whatever thread wrote the line (often libvlc's) and are only appended to the
 /// clients' outboxes there: nothing waits for a client. Each outbox keeps state events and
 /// replies lossless up to `maximumPending` lines and coalesces progress events (one pending
@@ -90,10 +92,12 @@ final class ControlServer: Sendable {
         let id: Int
         let fd: Int32
         let closer: SocketCloser
-        var readSource: (any DispatchSourceRead)?
         var writeSource: (any DispatchSourceWrite)?
         var waitingForWritable = false
         var flushScheduled = false
+        /// One of its requests is being answered on the poller's thread, which sends what is
+        /// queued meanwhile once it is done: no flush is scheduled.
+        var flushesInline = false
         var splitter = LineSplitter(maximumBytes: ControlServer.maximumLineBytes)
         /// Changed only through push, popFirst, remove(at:) and replaceOutbox.
         private(set) var outbox: [Outgoing] = []
@@ -139,6 +143,13 @@ final class ControlServer: Sendable {
         /// Takes events: subscribed to the log's lines, or speaking mpv's form (whose events
         /// every such connection receives). Such a client is never idle.
         var takesEvents: Bool { (subscribed || speaksMpv) && !closing }
+
+        /// A watch on this client's socket, counted by its closer.
+        func watch(_ poller: ClientPoller) {
+            closer.retain()
+            let closer = closer
+            poller.watch(fd, id: id) { closer.release() }
+        }
 
         /// A source on this client's socket, counted by its closer.
         func watch<Source: DispatchSourceProtocol>(_ source: Source) -> Source {
@@ -210,6 +221,7 @@ final class ControlServer: Sendable {
     private let state: Guarded<State>
     private let idleTimer: Guarded<(any DispatchSourceTimer)?> = Guarded(nil)
     private let listenSource: Guarded<(any DispatchSourceRead)?> = Guarded(nil)
+    private let poller: Guarded<ClientPoller?> = Guarded(nil)
     private let commands: Guarded<(any ControlCommands)?> = Guarded(nil)
 
     /// Creates the socket at `path` with mode 0600, replacing a stale socket there (one
@@ -263,6 +275,13 @@ final class ControlServer: Sendable {
     /// Starts accepting clients; `commands` answers their commands.
     func start(commands: any ControlCommands) {
         self.commands.withLock { $0 = commands }
+        do {
+            let poller = try ClientPoller(queue: queue) { [weak self] id in self?.readFrom(id) }
+            self.poller.withLock { $0 = poller }
+        } catch {
+            printError("media-daemon: --control: \(error)")
+            exit(1)
+        }
         let source = DispatchSource.makeReadSource(fileDescriptor: listenFD, queue: queue)
         source.setEventHandler { [weak self] in self?.acceptClients() }
         listenSource.withLock { $0 = source }
@@ -388,8 +407,7 @@ final class ControlServer: Sendable {
         ])
         client.replaceOutbox(kept + [Outgoing(bytes: Array(last.utf8) + [UInt8(ascii: "\n")], progressName: nil)])
         client.closing = true
-        client.readSource?.cancel()
-        client.readSource = nil
+        stopReading(client)
         let id = client.id
         queue.asyncAfter(deadline: .now() + Self.closingGrace) { [weak self] in
             self?.state.withLock { state in
@@ -399,7 +417,7 @@ final class ControlServer: Sendable {
     }
 
     private func scheduleFlush(_ client: Client) {
-        guard !client.flushScheduled, !client.waitingForWritable else { return }
+        guard !client.flushScheduled, !client.waitingForWritable, !client.flushesInline else { return }
         client.flushScheduled = true
         let id = client.id
         queue.async { [weak self] in
@@ -453,8 +471,7 @@ final class ControlServer: Sendable {
         client.closing = true
         state.observing -= client.observers.isEmpty ? 0 : 1
         client.observers = []
-        client.readSource?.cancel()
-        client.readSource = nil
+        stopReading(client)
         scheduleFlush(client)
         let id = client.id
         queue.asyncAfter(deadline: .now() + Self.closingGrace) { [weak self] in
@@ -514,7 +531,7 @@ final class ControlServer: Sendable {
             state.dropped += lost
         }
         client.replaceOutbox([])
-        client.readSource?.cancel()
+        stopReading(client)
         if let writer = client.writeSource {
             // A suspended source cannot be cancelled to completion: resumed first.
             if !client.waitingForWritable { writer.resume() }
@@ -539,6 +556,9 @@ final class ControlServer: Sendable {
             // The kernel's share of a client's backlog, bounded like the outbox.
             var bufferBytes = Int32(Self.socketBufferBytes)
             _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufferBytes, socklen_t(MemoryLayout<Int32>.size))
+            if state.withLock({ $0.clients.values.filter { !$0.isOperator }.count >= Self.maximumClients }) {
+                reapHungUpClients()
+            }
             let accepted = state.withLock { state -> Client? in
                 guard !state.stopped else { return nil }
                 let clients = state.clients.values.filter { !$0.isOperator }.count
@@ -572,12 +592,32 @@ final class ControlServer: Sendable {
                 close(fd)
                 continue
             }
-            let id = client.id
-            let source = client.watch(DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue))
-            source.setEventHandler { [weak self] in self?.readFrom(id) }
-            state.withLock { _ in client.readSource = source }
-            source.resume()
+            if let poller = poller.withLock({ $0 }) { client.watch(poller) }
         }
+    }
+
+    /// Carries out what clients that have hung up sent last, and forgets them, before a newcomer
+    /// is counted at the limit: a place freed before the newcomer connected is free for it,
+    /// whether or not the poller has seen the hang-up yet.
+    private func reapHungUpClients() {
+        let open = state.withLock { state in
+            state.clients.values.filter { !$0.closing && !$0.readClosed }.map { (id: $0.id, fd: $0.fd) }
+        }
+        var fds = open.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+        guard poll(&fds, nfds_t(fds.count), 0) > 0 else { return }
+        for (index, client) in open.enumerated() where fds[index].revents & Int16(POLLHUP) != 0 {
+            // A socket whose peer is gone reads its last bytes, then its end: a few turns at most.
+            for _ in 0..<16 {
+                guard state.withLock({ $0.clients[client.id].map { !$0.readClosed && !$0.closing } ?? false })
+                else { break }
+                readFrom(client.id)
+            }
+        }
+    }
+
+    /// Reads no more from `client`'s socket.
+    private func stopReading(_ client: Client) {
+        poller.withLock { $0 }?.unwatch(client.fd)
     }
 
     /// Reads what the client sent, at most 64 KiB per turn (other clients get theirs), and
@@ -595,12 +635,23 @@ final class ControlServer: Sendable {
             if count == 0 {
                 // The client closed (or shut down) its side: its replies are still sent.
                 client.readClosed = true
-                client.readSource?.cancel()
-                client.readSource = nil
+                stopReading(client)
                 if client.outbox.isEmpty { remove(client, state: &state) }
                 return nil
             }
-            return buffer.withUnsafeBytes { client.splitter.add(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            let pieces = buffer.withUnsafeBytes {
+                client.splitter.add(UnsafeRawBufferPointer(rebasing: $0[0..<count]))
+            }
+            if !pieces.isEmpty { client.flushesInline = true }
+            return pieces
+        }
+        // The replies go out from this thread once every line is answered.
+        defer {
+            state.withLock { state in
+                guard let client = state.clients[id], client.flushesInline else { return }
+                client.flushesInline = false
+                if !client.waitingForWritable { flush(client, state: &state) }
+            }
         }
         // Answered outside the lock: a command may write to the log, whose tap takes it.
         for piece in pieces ?? [] {
@@ -645,8 +696,7 @@ final class ControlServer: Sendable {
                 if client.isOperator && !client.closing {
                     // The operator's connection: one reply, then closed (the slot is free again).
                     client.closing = true
-                    client.readSource?.cancel()
-                    client.readSource = nil
+                    stopReading(client)
                     scheduleFlush(client)
                 }
             }
