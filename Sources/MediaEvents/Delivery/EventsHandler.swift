@@ -99,8 +99,8 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         // libvlc's thread.
         dispatch(
             sender: 0, { body($0) },
-            queued: { handler, lease in
-                PendingCall(handler: handler, lease: lease, body: body)
+            queued: { handler, lease, armsLease in
+                PendingCall(handler: handler, lease: lease, armsLease: armsLease, body: body)
             })
     }
 
@@ -128,8 +128,9 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     ) {
         dispatch(
             sender: sender, { deliver($0, payload) },
-            queued: { handler, lease in
-                PendingDelivery(handler: handler, lease: lease, payload: payload, deliver: deliver)
+            queued: { handler, lease, armsLease in
+                PendingDelivery(
+                    handler: handler, lease: lease, armsLease: armsLease, payload: payload, deliver: deliver)
             })
     }
 
@@ -138,7 +139,7 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     @inline(__always)
     private func dispatch(
         sender: UInt, _ run: (Object) -> Void,
-        queued: (Unmanaged<EventsHandler<Object>>, Unmanaged<Object>) -> QueuedDelivery
+        queued: (Unmanaged<EventsHandler<Object>>, Unmanaged<Object>, _ armsLease: Bool) -> QueuedDelivery
     ) {
         guard let (ref, tookLease) = borrowObject() else { return }
         let identity = identity
@@ -174,13 +175,14 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
             // Handed over at +1 with no strong local left to release after the push, when the
             // drain may already be running the node (its reference count would then bounce
             // between the two threads).
-            let node = Unmanaged<QueuedDelivery>.passRetained(queued(Unmanaged.passUnretained(self), ref))
+            // The delivery that took the lease arms its expiry once its handler has run.
+            let node = Unmanaged<QueuedDelivery>.passRetained(
+                queued(Unmanaged.passUnretained(self), ref, tookLease))
             mark.unsafelyUnwrapped.enqueue(node, on: queue.unsafelyUnwrapped)
+            return
         }
-        // Armed only now, once the delivery has run or its queue's thread has been woken:
-        // arming a timer wakes libdispatch's timer thread, which, armed first, took the core
-        // the delivery's queue was about to run on (an event that took a lease reached an
-        // asynchronous handler 13 µs later than one that borrowed it).
+        // Armed only now, once the delivery has run: arming a timer wakes libdispatch's timer
+        // thread, which, armed first, took the core the delivery was about to run on.
         if tookLease { armLeaseExpiry() }
     }
 
@@ -244,7 +246,11 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     }
 
     /// Drops the lease `leaseDuration` from now; the lease is already counted as pending.
-    private func armLeaseExpiry() {
+    /// Called after the delivery that took the lease has run: on an asynchronous route, by
+    /// that delivery on its queue, not on libvlc's thread after queueing it, where the timer
+    /// thread's wake-up competed with the delivery queue's for the cores (an event that took
+    /// a lease reached its handler several microseconds later than one that borrowed it).
+    fileprivate func armLeaseExpiry() {
         let identity = identity
         ServiceQueues.release.asyncAfter(deadline: .now() + Self.leaseDuration) {
             self.expireLease()
@@ -292,14 +298,18 @@ private final class PendingCall<Object: AnyObject & Sendable>: QueuedDelivery, @
     // @unchecked: as `PendingDelivery`'s.
     let handler: Unmanaged<EventsHandler<Object>>
     let lease: Unmanaged<Object>
+    /// This delivery took the lease and arms its expiry once it has run.
+    let armsLease: Bool
     /// Dropped before the borrow is returned (see `PendingDelivery.payload`).
     var body: (@Sendable (Object) -> Void)?
 
     init(
-        handler: Unmanaged<EventsHandler<Object>>, lease: Unmanaged<Object>, body: @escaping @Sendable (Object) -> Void
+        handler: Unmanaged<EventsHandler<Object>>, lease: Unmanaged<Object>, armsLease: Bool,
+        body: @escaping @Sendable (Object) -> Void
     ) {
         self.handler = handler
         self.lease = lease
+        self.armsLease = armsLease
         self.body = body
     }
 
@@ -310,7 +320,10 @@ private final class PendingCall<Object: AnyObject & Sendable>: QueuedDelivery, @
         }
         body = nil
         // Last: once the borrow is returned the handler may be freed.
-        handler._withUnsafeGuaranteedRef { $0.returnLease() }
+        handler._withUnsafeGuaranteedRef { handler in
+            if armsLease { handler.armLeaseExpiry() }
+            handler.returnLease()
+        }
     }
 }
 
@@ -326,6 +339,8 @@ private final class PendingDelivery<Object: AnyObject & Sendable, Payload: Senda
     // table releases the handler).
     let handler: Unmanaged<EventsHandler<Object>>
     let lease: Unmanaged<Object>
+    /// This delivery took the lease and arms its expiry once it has run.
+    let armsLease: Bool
     /// Dropped before the borrow is returned: the wrappers a payload holds (a `MediaChanged`
     /// media) must be let go while the lease still counts as pending work, or a program
     /// that waited for pending teardowns could exit while their teardown releases the last
@@ -334,11 +349,12 @@ private final class PendingDelivery<Object: AnyObject & Sendable, Payload: Senda
     let deliver: @Sendable (Object, Payload) -> Void
 
     init(
-        handler: Unmanaged<EventsHandler<Object>>, lease: Unmanaged<Object>, payload: Payload,
+        handler: Unmanaged<EventsHandler<Object>>, lease: Unmanaged<Object>, armsLease: Bool, payload: Payload,
         deliver: @escaping @Sendable (Object, Payload) -> Void
     ) {
         self.handler = handler
         self.lease = lease
+        self.armsLease = armsLease
         self.payload = payload
         self.deliver = deliver
     }
@@ -350,6 +366,9 @@ private final class PendingDelivery<Object: AnyObject & Sendable, Payload: Senda
         }
         payload = nil
         // Last: once the borrow is returned the handler may be freed.
-        handler._withUnsafeGuaranteedRef { $0.returnLease() }
+        handler._withUnsafeGuaranteedRef { handler in
+            if armsLease { handler.armLeaseExpiry() }
+            handler.returnLease()
+        }
     }
 }
