@@ -222,6 +222,10 @@ final class ControlServer: Sendable {
     private let idleTimer: Guarded<(any DispatchSourceTimer)?> = Guarded(nil)
     private let listenSource: Guarded<(any DispatchSourceRead)?> = Guarded(nil)
     private let poller: Guarded<ClientPoller?> = Guarded(nil)
+    /// What `readFrom` reads into, on `queue` only: one buffer for the server's life (a new
+    /// zeroed 64 KiB per request was a tenth of the time spent answering one).
+    nonisolated(unsafe) private let readBuffer = UnsafeMutableRawBufferPointer.allocate(
+        byteCount: 65536, alignment: 16)
     private let commands: Guarded<(any ControlCommands)?> = Guarded(nil)
 
     /// Creates the socket at `path` with mode 0600, replacing a stale socket there (one
@@ -271,6 +275,8 @@ final class ControlServer: Sendable {
         }
         listenFD = fd
     }
+
+    deinit { readBuffer.deallocate() }
 
     /// Starts accepting clients; `commands` answers their commands.
     func start(commands: any ControlCommands) {
@@ -623,10 +629,10 @@ final class ControlServer: Sendable {
     /// Reads what the client sent, at most 64 KiB per turn (other clients get theirs), and
     /// answers its complete lines in order.
     private func readFrom(_ id: Int) {
-        var buffer = [UInt8](repeating: 0, count: 65536)
+        let buffer = readBuffer
         let pieces = state.withLock { state -> [LineSplitter.Piece]? in
             guard let client = state.clients[id], !client.closing, !client.readClosed else { return nil }
-            let count = recv(client.fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            let count = recv(client.fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
             if count < 0 {
                 if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return [] }
                 remove(client, state: &state)
@@ -639,9 +645,7 @@ final class ControlServer: Sendable {
                 if client.outbox.isEmpty { remove(client, state: &state) }
                 return nil
             }
-            let pieces = buffer.withUnsafeBytes {
-                client.splitter.add(UnsafeRawBufferPointer(rebasing: $0[0..<count]))
-            }
+            let pieces = client.splitter.add(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             if !pieces.isEmpty { client.flushesInline = true }
             return pieces
         }
