@@ -243,7 +243,7 @@ struct Report {
             lines += [
                 "",
                 "For each target not met, what was tried and what it measured: "
-                    + "Notes/Benchmarks-2026-12-01.md.",
+                    + "the dated files Notes/Benchmarks-*.md.",
             ]
         }
         return lines.joined(separator: "\n")
