@@ -41,6 +41,21 @@ final class VLCMediaParsingTests: XCTestCase {
         token.cancel()
     }
 
+    /// A parse given a timeout keeps a deadline for an end libvlc never reports; once the
+    /// parse has ended in time, that deadline must not hold the wrapper: dropped, it goes (and
+    /// its media's share of the libvlc instance with it) long before the deadline fires.
+    func testParse_withALongTimeout_whenItEndsInTime_doesNotKeepTheWrapperAlive() async throws {
+        let library = try VLCLibrary()
+        var media: VLCMedia? = VLCMedia(url: try TestMedia.wav(seconds: 0.2), library: library)
+        weak let weakMedia = media
+        let status = try await parse(try XCTUnwrap(media), timeout: .seconds(60))
+        XCTAssertEqual(status, .done)
+        media = nil
+        // The deadline fires 62 s after the start; the wrapper's lease goes within milliseconds.
+        XCTAssertTrue(waitUntil(20) { weakMedia == nil }, "something still holds the parsed media")
+        withExtendedLifetime(library) {}
+    }
+
     /// The frame rate as the fraction the file declares: NTSC's 30000/1001 stays a fraction
     /// (its Double is only 29.97002…), a whole rate reduces to n/1.
     func testParse_whenVideo_givesTheFrameRateAsAFraction() async throws {

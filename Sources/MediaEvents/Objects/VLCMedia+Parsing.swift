@@ -115,9 +115,13 @@ extension VLCMedia {
         if let timeout {
             let (seconds, attoseconds) = timeout.components
             let grace = Double(seconds) + Double(attoseconds) / 1e18 + 2
-            let media = self
+            // Weakly: the deadline outlives a parse that ended in time by up to `timeout` plus two
+            // seconds, and holding the wrapper kept its media, and so the libvlc instance, alive
+            // that long (past a program's exit, whose libvlc threads were then never joined).
+            // While this call waits, its caller keeps the wrapper.
             ServiceQueues.release.asyncAfter(deadline: .now() + .milliseconds(Int(grace * 1000))) {
-                let status = media.parsedStatus
+                [weak self] in
+                let status = self?.parsedStatus ?? .none
                 waiter.finish(.success(status == .none ? .timeout : status))
             }
         }
