@@ -104,17 +104,34 @@ final class MediaDaemonPlaybackTests: XCTestCase {
                 if reply["ok"] as? Bool != true { counts.failure = "status: \(reply)" }
             }
         }
+        /// What a wedge leaves to read: the storm clients' failure, the daemon's watchdog
+        /// verdicts (which of its queues stopped) and its last lines.
+        func evidence() -> String {
+            let text = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+            let lines = text.split(separator: "\n")
+            let verdicts = lines.filter { $0.contains("\"Unhealthy\"") || $0.contains("\"Healthy\"") }
+            return "storm clients: \(counts.withLock { $0.failure } ?? "no failure"); "
+                + "daemon's stderr: \(daemon.stderr.suffix(2000)); watchdog: \(verdicts.suffix(5)); "
+                + "last lines: \(lines.suffix(8).joined(separator: "\n"))"
+        }
         // The storm's length: a deadline, not a condition.
         Thread.sleep(forTimeInterval: seconds)
         stop.withLock { $0 = true }
-        XCTAssertEqual(group.wait(timeout: .now() + 60), .success, "a client got no reply: the daemon wedged")
+        XCTAssertEqual(
+            group.wait(timeout: .now() + 60), .success, "a client got no reply: the daemon wedged; \(evidence())")
 
         // Still alive: one more next begins a new playback at once. `next` replies before its
         // playback begins, so a storm's last start may still be queued when `before` is read:
         // the SIGTERM waits for a status of the entry this next moved to (or for a playback
         // after it, if that entry already ended: after this next, only its playback or those
         // after it can begin).
-        let before = try probe.request("status")["started"] as? Int ?? 0
+        let before: Int
+        do {
+            before = try probe.request("status")["started"] as? Int ?? 0
+        } catch {
+            XCTFail("\(error); \(evidence())")
+            return
+        }
         let moved = try probe.request("next")
         XCTAssertEqual(moved["ok"] as? Bool, true)
         let target = try XCTUnwrap(moved["entry_id"] as? Int, "\(moved)")
