@@ -21,6 +21,8 @@ final class ClientPoller: Sendable {
         var watches: [Int32: Watch] = [:]
         /// Releases of sockets no longer watched, run by the thread before its next `poll`.
         var released: [@Sendable () -> Void] = []
+        /// Run by the thread once a `poll` made after they were queued has returned.
+        var probes: [@Sendable () -> Void] = []
     }
 
     private let state = Guarded(State())
@@ -66,6 +68,13 @@ final class ClientPoller: Sendable {
         if removed { wake() }
     }
 
+    /// Runs `answer` on the thread once a `poll` made after this call has returned: the
+    /// thread waits for the sockets and gets to read them (the liveness probe of the server).
+    func probe(_ answer: @escaping @Sendable () -> Void) {
+        state.withLock { $0.probes.append(answer) }
+        wake()
+    }
+
     private func wake() {
         var byte: UInt8 = 1
         // A full pipe already holds a wake-up.
@@ -74,20 +83,35 @@ final class ClientPoller: Sendable {
 
     private func run() {
         var drain = [UInt8](repeating: 0, count: 64)
+        var failing = false
         while true {
-            let (released, watched) = state.withLock { state in
-                defer { state.released = [] }
-                return (state.released, state.watches.map { (fd: $0.key, id: $0.value.id) })
+            let (released, watched, probes) = state.withLock { state in
+                defer {
+                    state.released = []
+                    state.probes = []
+                }
+                return (state.released, state.watches.map { (fd: $0.key, id: $0.value.id) }, state.probes)
             }
             for release in released { release() }
             var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
             fds += watched.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
             let ready = poll(&fds, nfds_t(fds.count), -1)
             if ready < 0 {
-                if errno == EINTR { continue }
-                printError("media-daemon: --control: poll failed: \(String(cString: strerror(errno)))")
-                return
+                let code = errno
+                // Given back for the next turn: they are answered by a poll that returns.
+                state.withLock { $0.probes = probes + $0.probes }
+                if code == EINTR { continue }
+                // ENOMEM passes: the thread tries again a tenth of a second later and says so
+                // once (its probes, unanswered meanwhile, make the daemon not live).
+                if !failing {
+                    printError("media-daemon: --control: poll failed: \(String(cString: strerror(code))); retrying")
+                }
+                failing = true
+                usleep(100_000)
+                continue
             }
+            failing = false
+            for probe in probes { probe() }
             if fds[0].revents != 0 { while read(wakeRead, &drain, drain.count) > 0 {} }
             for (index, entry) in watched.enumerated() where fds[index + 1].revents != 0 {
                 // Read only while still watched: an unwatched socket waits for its release.

@@ -302,6 +302,13 @@ final class ControlServer: Sendable {
         timer.resume()
     }
 
+    /// Runs `answer` once the thread reading the clients' requests has come round (see
+    /// `ClientPoller.probe`); at once before `start`.
+    func probeReader(_ answer: @escaping @Sendable () -> Void) {
+        guard let poller = poller.withLock({ $0 }) else { return answer() }
+        poller.probe(answer)
+    }
+
     // MARK: Events
 
     /// Queues the log's `line` of `record` for every client subscribed to it. Called under

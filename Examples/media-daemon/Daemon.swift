@@ -83,7 +83,9 @@ final class Daemon: Sendable {
         playlist.loop = options.loop ? .list : .off
         let box = Guarded<VLCPlaylistPlayer?>(playlist)
         playlistBox = box
-        liveness = Liveness(commandQueue: controlQueue) {
+        var probeReader: (@Sendable (@escaping @Sendable () -> Void) -> Void)?
+        if let control { probeReader = { answer in control.probeReader(answer) } }
+        liveness = Liveness(commandQueue: controlQueue, probeReader: probeReader) {
             await box.withLock { $0 }?.waitForPendingControls()
         }
         let lineCount = lineCount

@@ -4,14 +4,16 @@ import Glibc
 import MediaEvents
 
 /// Whether the daemon is live, the condition of systemd's watchdog pings: every control call
-/// returns within `bound` seconds, and no playback is stalled.
+/// returns within `bound` seconds, the clients' requests are read, and no playback is stalled.
 ///
 /// A control call is probed on each of the two queues that carry them out: the daemon's
 /// control queue (clients' commands, signals) and the player's control queue (the libvlc calls
 /// of `next`, `stop` …, which can hang in libvlc). Each `check()` queues a probe on a queue
 /// that has none waiting and reports a probe that has waited longer than `bound`; a queue that
-/// cannot run it is stuck behind a call that has not returned. A stalled playback (reported,
-/// its end not yet) is not live either: its end is a call on the player's control queue.
+/// cannot run it is stuck behind a call that has not returned. The thread that reads the
+/// control clients' requests is probed the same way (it answers once its `poll` returns). A
+/// stalled playback (reported, its end not yet) is not live either: its end is a call on the
+/// player's control queue.
 ///
 /// Nothing here waits: the probes answer when they run, and `check()` only reads the clock.
 final class Liveness: Sendable {
@@ -19,6 +21,7 @@ final class Liveness: Sendable {
         /// When the probe waiting on each queue was queued; `nil` when none waits.
         var commandProbe: DispatchTime?
         var playerProbe: DispatchTime?
+        var readerProbe: DispatchTime?
         /// The playback reported stalled whose end has not come yet.
         var stalled: (playback: PlaybackID, reason: StallReason)?
         /// What `check()` last found: `nil` live, else why not.
@@ -30,11 +33,19 @@ final class Liveness: Sendable {
     private let commandQueue: DispatchQueue
     /// Returns once every call queued on the player before it has been carried out.
     private let waitForPlayer: @Sendable () async -> Void
+    /// Runs its argument once the thread reading the clients' requests comes round; `nil`
+    /// without a control socket.
+    private let probeReader: (@Sendable (@escaping @Sendable () -> Void) -> Void)?
     private let state = Guarded(State())
 
-    init(bound: Double = 5, commandQueue: DispatchQueue, waitForPlayer: @escaping @Sendable () async -> Void) {
+    init(
+        bound: Double = 5, commandQueue: DispatchQueue,
+        probeReader: (@Sendable (@escaping @Sendable () -> Void) -> Void)? = nil,
+        waitForPlayer: @escaping @Sendable () async -> Void
+    ) {
         self.bound = bound
         self.commandQueue = commandQueue
+        self.probeReader = probeReader
         self.waitForPlayer = waitForPlayer
     }
 
@@ -45,11 +56,14 @@ final class Liveness: Sendable {
     /// when it is), with whether that changed since the last check.
     func check() -> (verdict: String?, changed: Bool) {
         let now = DispatchTime.now()
-        let (verdict, changed, probeCommand, probePlayer) = state.withLock { state in
+        let reads = probeReader != nil
+        let (verdict, changed, probeCommand, probePlayer, probeReading) = state.withLock { state in
             let probeCommand = state.commandProbe == nil
             let probePlayer = state.playerProbe == nil
+            let probeReading = reads && state.readerProbe == nil
             if probeCommand { state.commandProbe = now }
             if probePlayer { state.playerProbe = now }
+            if probeReading { state.readerProbe = now }
             var verdict: String?
             if let stalled = state.stalled {
                 verdict = "playback \(stalled.playback) stalled (\(stalled.reason.code)) and has not ended"
@@ -57,10 +71,15 @@ final class Liveness: Sendable {
                 verdict = "a call on the player's control queue has not returned for \(Self.text(since, now)) s"
             } else if let since = state.commandProbe, Self.seconds(since, now) > bound {
                 verdict = "a call on the daemon's control queue has not returned for \(Self.text(since, now)) s"
+            } else if let since = state.readerProbe, Self.seconds(since, now) > bound {
+                verdict = "the clients' requests have not been read for \(Self.text(since, now)) s"
             }
             let changed = verdict != state.verdict
             state.verdict = verdict
-            return (verdict, changed, probeCommand, probePlayer)
+            return (verdict, changed, probeCommand, probePlayer, probeReading)
+        }
+        if probeReading, let probeReader {
+            probeReader { [state] in state.withLock { $0.readerProbe = nil } }
         }
         if probeCommand {
             commandQueue.async { [state] in state.withLock { $0.commandProbe = nil } }
