@@ -21,7 +21,8 @@ final class ClientPoller: Sendable {
         var watches: [Int32: Watch] = [:]
         /// Releases of sockets no longer watched, run by the thread before its next `poll`.
         var released: [@Sendable () -> Void] = []
-        /// Run by the thread once a `poll` made after they were queued has returned.
+        /// Run by the thread when its `poll` returns (each one's byte in the wake pipe makes it
+        /// return).
         var probes: [@Sendable () -> Void] = []
     }
 
@@ -68,8 +69,8 @@ final class ClientPoller: Sendable {
         if removed { wake() }
     }
 
-    /// Runs `answer` on the thread once a `poll` made after this call has returned: the
-    /// thread waits for the sockets and gets to read them (the liveness probe of the server).
+    /// Runs `answer` on the thread once its `poll` has returned after this call: the thread
+    /// waits for the sockets and gets to read them (the liveness probe of the server).
     func probe(_ answer: @escaping @Sendable () -> Void) {
         state.withLock { $0.probes.append(answer) }
         wake()
@@ -85,12 +86,9 @@ final class ClientPoller: Sendable {
         var drain = [UInt8](repeating: 0, count: 64)
         var failing = false
         while true {
-            let (released, watched, probes) = state.withLock { state in
-                defer {
-                    state.released = []
-                    state.probes = []
-                }
-                return (state.released, state.watches.map { (fd: $0.key, id: $0.value.id) }, state.probes)
+            let (released, watched) = state.withLock { state in
+                defer { state.released = [] }
+                return (state.released, state.watches.map { (fd: $0.key, id: $0.value.id) })
             }
             for release in released { release() }
             var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
@@ -98,8 +96,6 @@ final class ClientPoller: Sendable {
             let ready = poll(&fds, nfds_t(fds.count), -1)
             if ready < 0 {
                 let code = errno
-                // Given back for the next turn: they are answered by a poll that returns.
-                state.withLock { $0.probes = probes + $0.probes }
                 if code == EINTR { continue }
                 // ENOMEM passes: the thread tries again a tenth of a second later and says so
                 // once (its probes, unanswered meanwhile, make the daemon not live).
@@ -111,8 +107,14 @@ final class ClientPoller: Sendable {
                 continue
             }
             failing = false
-            for probe in probes { probe() }
             if fds[0].revents != 0 { while read(wakeRead, &drain, drain.count) > 0 {} }
+            // Taken after the pipe is drained: a probe queued from here on leaves its byte in
+            // the pipe, so the next `poll` returns for it at once.
+            let probes = state.withLock { state in
+                defer { state.probes = [] }
+                return state.probes
+            }
+            for probe in probes { probe() }
             for (index, entry) in watched.enumerated() where fds[index + 1].revents != 0 {
                 // Read only while still watched: an unwatched socket waits for its release.
                 let id = entry.id

@@ -121,6 +121,21 @@ final class MediaDaemonHealthTests: XCTestCase {
         try finish(setup)
     }
 
+    /// An idle daemon is live: while no client sends anything for twice the 5 s bound, the
+    /// thread that reads the clients' requests still answers its probes and the pings go on.
+    func testWatchdog_whenNoClientSendsAnything_pingsGoOn() throws {
+        let setup = try start(stallTimeout: "600")
+        let from = setup.listener.pings.count
+        // 40 pings, 0.25 s apart: 10 s without a request.
+        XCTAssertTrue(
+            setup.listener.waitFor(timeout: 60) { _ in setup.listener.pings.count >= from + 40 },
+            "pings stopped after \(setup.listener.pings.count - from) while the daemon was idle")
+        XCTAssertEqual(try setup.client.request("status")["live"] as? Bool, true)
+        try finish(setup)
+        let verdicts = try setup.output.lines.map(parseJSONObject).filter { eventName($0) == "Unhealthy" }
+        XCTAssertEqual(verdicts.count, 0, "\(verdicts.prefix(2))")
+    }
+
     /// A playback that makes no progress for the stall timeout is stalled: no ping until it
     /// has ended (failed, with the stall as its cause) and the next entry plays.
     func testWatchdog_whenThePlaybackStalls_pingsStopUntilItEndsAndTheNextPlays() throws {
