@@ -26,6 +26,9 @@ final class Liveness: Sendable {
         var stalled: (playback: PlaybackID, reason: StallReason)?
         /// What `check()` last found: `nil` live, else why not.
         var verdict: String?
+        /// What the verdict is about (without how long it has been so): a change of it is what
+        /// `check()` reports as a change.
+        var cause: String?
     }
 
     /// Seconds a probe may wait before the daemon is not live.
@@ -53,7 +56,8 @@ final class Liveness: Sendable {
     var verdict: String? { state.withLock { $0.verdict } }
 
     /// Queues the probes that are not waiting and returns why the daemon is not live (`nil`
-    /// when it is), with whether that changed since the last check.
+    /// when it is), with whether its cause changed since the last check (a call that keeps
+    /// waiting is one change, not one per check).
     func check() -> (verdict: String?, changed: Bool) {
         let now = DispatchTime.now()
         let reads = probeReader != nil
@@ -64,18 +68,25 @@ final class Liveness: Sendable {
             if probeCommand { state.commandProbe = now }
             if probePlayer { state.playerProbe = now }
             if probeReading { state.readerProbe = now }
+            // The verdict and its cause: a change of cause is a change, a longer wait is not.
             var verdict: String?
+            var cause: String?
             if let stalled = state.stalled {
                 verdict = "playback \(stalled.playback) stalled (\(stalled.reason.code)) and has not ended"
+                cause = verdict
             } else if let since = state.playerProbe, Self.seconds(since, now) > bound {
                 verdict = "a call on the player's control queue has not returned for \(Self.text(since, now)) s"
+                cause = "player"
             } else if let since = state.commandProbe, Self.seconds(since, now) > bound {
                 verdict = "a call on the daemon's control queue has not returned for \(Self.text(since, now)) s"
+                cause = "command"
             } else if let since = state.readerProbe, Self.seconds(since, now) > bound {
                 verdict = "the clients' requests have not been read for \(Self.text(since, now)) s"
+                cause = "reader"
             }
-            let changed = verdict != state.verdict
+            let changed = cause != state.cause
             state.verdict = verdict
+            state.cause = cause
             return (verdict, changed, probeCommand, probePlayer, probeReading)
         }
         if probeReading, let probeReader {
