@@ -10,10 +10,11 @@
 # and playerctl and dbus (the MPRIS tests run a bus of their own and drive the daemon with
 # playerctl, dbus-send and dbus-monitor), libmosquitto-dev (media-daemon --mqtt), and mosquitto
 # and mosquitto-clients (the MQTT tests run a broker of their own and use mosquitto_sub and
-# mosquitto_pub as clients). Runs apt-get only when a package is absent.
+# mosquitto_pub as clients), and gdb (the threads of a program that wedged in a test, or of a
+# core dump). Runs apt-get only when a package is absent.
 set -euo pipefail
 packages=(libvlc-dev libvlc-bin vlc-plugin-base sox libsox-fmt-all ffmpeg valgrind python3-jsonschema mpv
-    libsystemd-dev playerctl dbus libmosquitto-dev mosquitto mosquitto-clients)
+    libsystemd-dev playerctl dbus libmosquitto-dev mosquitto mosquitto-clients gdb)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

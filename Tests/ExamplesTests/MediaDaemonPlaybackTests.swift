@@ -105,14 +105,15 @@ final class MediaDaemonPlaybackTests: XCTestCase {
             }
         }
         /// What a wedge leaves to read: the storm clients' failure, the daemon's watchdog
-        /// verdicts (which of its queues stopped) and its last lines.
+        /// verdicts (which of its queues stopped), its last lines and where its threads are.
         func evidence() -> String {
             let text = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
             let lines = text.split(separator: "\n")
             let verdicts = lines.filter { $0.contains("\"Unhealthy\"") || $0.contains("\"Healthy\"") }
             return "storm clients: \(counts.withLock { $0.failure } ?? "no failure"); "
                 + "daemon's stderr: \(daemon.stderr.suffix(2000)); watchdog: \(verdicts.suffix(5)); "
-                + "last lines: \(lines.suffix(8).joined(separator: "\n"))"
+                + "last lines: \(lines.suffix(8).joined(separator: "\n"))\nthe daemon's threads:\n"
+                + threadDump(of: daemon.process.processIdentifier)
         }
         // The storm's length: a deadline, not a condition.
         Thread.sleep(forTimeInterval: seconds)

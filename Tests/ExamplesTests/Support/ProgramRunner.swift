@@ -215,3 +215,36 @@ func runClosingOutputEarly(
         Date().timeIntervalSince(closed)
     )
 }
+
+/// Where each thread of process `pid` is, innermost frames first: the evidence a wedge leaves
+/// (read with gdb when it is installed; at most 30 s). One line per thread: its name, then its
+/// top frames' functions.
+func threadDump(of pid: Int32) -> String {
+    guard FileManager.default.isExecutableFile(atPath: "/usr/bin/gdb") else { return "(no gdb to read the threads)" }
+    let gdb = Process()
+    gdb.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+    gdb.arguments = ["30", "/usr/bin/gdb", "-p", "\(pid)", "-batch", "-nx", "-ex", "thread apply all bt 12"]
+    let out = Pipe()
+    gdb.standardOutput = out
+    gdb.standardError = FileHandle.nullDevice
+    do { try gdb.run() } catch { return "(gdb did not start: \(error))" }
+    let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    gdb.waitUntilExit()
+    var threads: [String] = []
+    for line in text.split(separator: "\n") {
+        if line.hasPrefix("Thread ") {
+            // `Thread 3 (Thread 0x7f… (LWP 123) "media-daemon.po"):` → its name.
+            threads.append(line.split(separator: "\"").dropFirst().first.map { "[\($0)]" } ?? "[?]")
+        } else if line.hasPrefix("#"), !threads.isEmpty {
+            // `#2  0x… in function (args) at file:line` or `#0  function (…)`: the function.
+            let words = line.split(separator: " ", omittingEmptySubsequences: true)
+            let name =
+                words.firstIndex(of: "in").map { words.index(after: $0) }.flatMap {
+                    words.indices.contains($0) ? words[$0] : nil
+                }
+                ?? (words.count > 1 ? words[1] : "?")
+            threads[threads.count - 1] += " \(name)"
+        }
+    }
+    return threads.isEmpty ? "(gdb read no threads: \(text.suffix(300)))" : threads.joined(separator: "\n")
+}
