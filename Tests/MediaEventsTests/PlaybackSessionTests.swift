@@ -105,18 +105,19 @@ final class PlaybackSessionTests: XCTestCase {
     }
 
     /// `/dev/zero` never gives a track (libvlc reads it forever): reported stalled, then failed,
-    /// within the stall timeout.
+    /// within the stall timeout. The timeout leaves libvlc time to reach `Playing` on two busy
+    /// cores (with 1 s, a loaded run's stall came while it was still opening: `.opening`).
     func testOutcome_whenSourceNeverGivesATrack_stallsAndFailsWithinTheTimeout() async throws {
-        let player = VLCMediaPlayer(library: TestLibrary.shared, options: PlayerOptions(stallTimeout: .seconds(1)))
+        let player = VLCMediaPlayer(library: TestLibrary.shared, options: PlayerOptions(stallTimeout: .seconds(3)))
         let seen = Recorder<PlaybackEvent>()
         let token = player.playbacks.observe { seen.record($0) }
         player.media = VLCMedia(path: "/dev/zero", library: TestLibrary.shared)
         let started = ContinuousClock.now
         let summary = try await withTimeout(30) { try await player.playToOutcome(timeout: .seconds(20)) }
         let took = ContinuousClock.now - started
-        XCTAssertEqual(summary.outcome.failure?.reason, .stalled(.noTrack, seconds: 1), "\(summary.outcome)")
-        XCTAssertGreaterThanOrEqual(took, .seconds(1))
-        XCTAssertLessThan(took, .seconds(10))
+        XCTAssertEqual(summary.outcome.failure?.reason, .stalled(.noTrack, seconds: 3), "\(summary.outcome)")
+        XCTAssertGreaterThanOrEqual(took, .seconds(3))
+        XCTAssertLessThan(took, .seconds(12))
         XCTAssertTrue(seen.wait(timeout: 10) { $0.kind == .ended })
         let kinds = seen.values.map(\.kind)
         guard let stalled = kinds.firstIndex(of: .stalled), let ended = kinds.firstIndex(of: .ended) else {
