@@ -191,6 +191,15 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         leaseWord.subtract(2, ordering: .releasing)
     }
 
+    /// The end of a queued delivery, after its handler ran and its payload was dropped: arms
+    /// the lease's expiry if that delivery took the lease, then returns its borrow. Last: once
+    /// the borrow is returned the handler may be freed.
+    @inline(__always)
+    fileprivate func endQueuedDelivery(armingLease: Bool) {
+        if armingLease { armLeaseExpiry() }
+        returnLease()
+    }
+
     /// The lease for one delivery, taken if none is held, and whether this delivery took it
     /// (its caller then arms the expiry); `nil` once the object is gone.
     @inline(__always)
@@ -319,11 +328,7 @@ private final class PendingCall<Object: AnyObject & Sendable>: QueuedDelivery, @
             lease._withUnsafeGuaranteedRef { body?($0) }
         }
         body = nil
-        // Last: once the borrow is returned the handler may be freed.
-        handler._withUnsafeGuaranteedRef { handler in
-            if armsLease { handler.armLeaseExpiry() }
-            handler.returnLease()
-        }
+        handler._withUnsafeGuaranteedRef { $0.endQueuedDelivery(armingLease: armsLease) }
     }
 }
 
@@ -365,10 +370,6 @@ private final class PendingDelivery<Object: AnyObject & Sendable, Payload: Senda
             lease._withUnsafeGuaranteedRef { deliver($0, payload.unsafelyUnwrapped) }
         }
         payload = nil
-        // Last: once the borrow is returned the handler may be freed.
-        handler._withUnsafeGuaranteedRef { handler in
-            if armsLease { handler.armLeaseExpiry() }
-            handler.returnLease()
-        }
+        handler._withUnsafeGuaranteedRef { $0.endQueuedDelivery(armingLease: armsLease) }
     }
 }
