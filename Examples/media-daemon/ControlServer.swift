@@ -211,6 +211,9 @@ final class ControlServer: Sendable {
         var ring: CatchUpRing
         /// How many clients observe a property (no value is read while none does).
         var observing = 0
+
+        /// The clients counted against the limit: all but the operator's connection.
+        var ordinaryClients: Int { clients.values.reduce(0) { $0 + ($1.isOperator ? 0 : 1) } }
     }
 
     let path: String
@@ -569,12 +572,12 @@ final class ControlServer: Sendable {
             // The kernel's share of a client's backlog, bounded like the outbox.
             var bufferBytes = Int32(Self.socketBufferBytes)
             _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufferBytes, socklen_t(MemoryLayout<Int32>.size))
-            if state.withLock({ $0.clients.values.filter { !$0.isOperator }.count >= Self.maximumClients }) {
+            if state.withLock({ $0.ordinaryClients >= Self.maximumClients }) {
                 reapHungUpClients()
             }
             let accepted = state.withLock { state -> Client? in
                 guard !state.stopped else { return nil }
-                let clients = state.clients.values.filter { !$0.isOperator }.count
+                let clients = state.ordinaryClients
                 let operatorBusy = state.clients.values.contains { $0.isOperator }
                 // Beyond the limit, one connection for the operator (`ctl status` always gets in).
                 guard clients < Self.maximumClients || !operatorBusy else {
@@ -1000,7 +1003,7 @@ final class ControlServer: Sendable {
     /// The socket's counters for `status`, and the asking client's.
     private func controlStatus(_ client: Client, state: State) -> [(String, JSONValue)] {
         [
-            ("clients", .int(Int64(state.clients.values.filter { !$0.isOperator }.count))),
+            ("clients", .int(Int64(state.ordinaryClients))),
             ("subscribers", .int(Int64(state.clients.values.filter { $0.subscribed && !$0.closing }.count))),
             ("mpv_clients", .int(Int64(state.clients.values.filter { $0.speaksMpv && !$0.closing }.count))),
             ("clients_accepted", .int(Int64(state.accepted))),
