@@ -163,6 +163,13 @@ final class PlaylistPlayerTests: XCTestCase {
     /// `TagLib::FileRef::parse` at exit, 1 in 60 runs of a playlist test with two busy loops).
     /// libvlc 3's preparser takes one media at a time: a parse of a FIFO that nothing writes
     /// holds it, so the preparation waits behind it until the test lets it go.
+    ///
+    /// The hold starts when libvlc's file access has read the FIFO's one byte, not when the FIFO
+    /// was first opened: the dvdnav and vdr access modules open and close the path before the
+    /// file access keeps it. A test that went on after such a probe could close its writer before
+    /// the file access opened the FIFO, and Linux reports no hang-up to a reader that has never
+    /// seen a writer: the parse then waited out its 60 s timeout (1 failure in 10 runs with both
+    /// cores busy).
     func testPreparation_whenThePlaylistIsDropped_isPendingUntilLibvlcEndsIt() throws {
         let wavs = try (0..<2).map { try TestMedia.wav(seconds: 5, name: "prepared-\($0).wav") }
         let fifo = try TestMedia.directory(name: "fifo").appendingPathComponent("holds-the-preparser").path
@@ -172,8 +179,9 @@ final class PlaylistPlayerTests: XCTestCase {
         let writer = open(fifo, O_RDWR)
         XCTAssertGreaterThanOrEqual(writer, 0)
         let held = VLCMedia(path: fifo, library: TestLibrary.shared)
+        XCTAssertEqual(write(writer, [0], 1), 1)
         let holding = Task.detached { try? await held.parse(options: .local, timeout: .seconds(60)) }
-        XCTAssertTrue(waitUntil(20) { Self.openCount(of: fifo) >= 2 }, "libvlc's preparser opened the FIFO")
+        XCTAssertTrue(waitUntil(20) { Self.unread(writer) == 0 }, "libvlc's file access read the FIFO")
 
         var playlist: VLCPlaylistPlayer? = VLCPlaylistPlayer(
             library: TestLibrary.shared, options: PlayerOptions(audio: .discardInRealTime))
@@ -193,13 +201,10 @@ final class PlaylistPlayerTests: XCTestCase {
         _ = holding
     }
 
-    /// How many of this process's file descriptors are open on `path`.
-    private static func openCount(of path: String) -> Int {
-        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return fds.filter {
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == path
-        }
-        .count
+    /// How many bytes wait in the pipe `fd` is open on (-1 if that cannot be told).
+    private static func unread(_ fd: Int32) -> Int32 {
+        var count: Int32 = 0
+        return ioctl(fd, UInt(FIONREAD), &count) == 0 ? count : -1
     }
 
     /// `loop == .entry` plays the same entry again; `.list` goes back to the first.
