@@ -181,7 +181,7 @@ final class PlaylistPlayerTests: XCTestCase {
         let held = VLCMedia(path: fifo, library: TestLibrary.shared)
         XCTAssertEqual(write(writer, [0], 1), 1)
         let holding = Task.detached { try? await held.parse(options: .local, timeout: .seconds(60)) }
-        XCTAssertTrue(waitUntil(20) { Self.unread(writer) == 0 }, "libvlc's file access read the FIFO")
+        XCTAssertTrue(waitUntil(20) { unreadBytes(writer) == 0 }, "libvlc's file access read the FIFO")
 
         var playlist: VLCPlaylistPlayer? = VLCPlaylistPlayer(
             library: TestLibrary.shared, options: PlayerOptions(audio: .discardInRealTime))
@@ -199,12 +199,6 @@ final class PlaylistPlayerTests: XCTestCase {
         XCTAssertTrue(VLCLibrary.waitForPendingTeardowns(timeout: 30))
         XCTAssertEqual(entries[1].parsedStatus, .done, "the preparation had ended when nothing was pending")
         _ = holding
-    }
-
-    /// How many bytes wait in the pipe `fd` is open on (-1 if that cannot be told).
-    private static func unread(_ fd: Int32) -> Int32 {
-        var count: Int32 = 0
-        return ioctl(fd, UInt(FIONREAD), &count) == 0 ? count : -1
     }
 
     /// `loop == .entry` plays the same entry again; `.list` goes back to the first.

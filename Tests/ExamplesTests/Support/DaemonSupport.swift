@@ -124,10 +124,7 @@ final class GatedOutput: @unchecked Sendable {
     func resume() { state.withLock { $0.paused = false } }
 
     /// Bytes written and not read yet.
-    var pendingBytes: Int {
-        var count: Int32 = 0
-        return ioctl(readFD, UInt(FIONREAD), &count) == 0 ? Int(count) : -1
-    }
+    var pendingBytes: Int { unreadBytes(readFD) }
 
     /// The complete lines read so far.
     var lines: [String] {
