@@ -26,6 +26,29 @@ final class PendingWorkTests: XCTestCase {
             XCTAssertTrue(released.withLock { $0 }, "round \(round): idle before the block's capture was released")
         }
     }
+
+    /// A probe of a player's control queue (`afterPendingControls`) runs after the calls
+    /// queued before it and does not keep the player alive meanwhile: a player dropped while
+    /// its queue is busy is torn down behind those calls, and the teardown wait covers them.
+    /// (A daemon's watchdog that awaited `waitForPendingControls` held the player while a
+    /// `stop` ran; the exit's teardown wait then saw no teardown and cut the stop short.)
+    func testAfterPendingControls_whenThePlayerIsDroppedWhileItsQueueIsBusy_doesNotKeepItAlive() {
+        for round in 0..<10 {
+            var player: VLCMediaPlayer? = VLCMediaPlayer(library: TestLibrary.shared)
+            weak let dropped = player
+            let gate = DispatchSemaphore(value: 0)
+            let called = DispatchSemaphore(value: 0)
+            player?.control.perform { _ in gate.wait() }
+            player?.stop()
+            player?.afterPendingControls { called.signal() }
+            player = nil
+            XCTAssertNil(dropped, "round \(round): the probe kept the player alive")
+            XCTAssertEqual(called.wait(timeout: .now()), .timedOut, "round \(round): called before the calls before it")
+            gate.signal()
+            XCTAssertEqual(called.wait(timeout: .now() + 10), .success, "round \(round): never called")
+            XCTAssertTrue(VLCLibrary.waitForPendingTeardowns(timeout: 10), "round \(round): teardown still pending")
+        }
+    }
 }
 
 /// Calls `released` at the end of a `deinit` that takes 100 ms.

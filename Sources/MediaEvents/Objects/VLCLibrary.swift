@@ -72,7 +72,9 @@ public final class VLCLibrary: Sendable {
     /// program exits: a process that exits while libvlc's threads still work (a parse, a
     /// playback being stopped) can crash in a plugin's static destructors. Every parse counts
     /// too (`VLCMedia.startParsing`, `parse`, a playlist's parse of its next entry), until
-    /// libvlc has ended it.
+    /// libvlc has ended it. A teardown runs after the calls queued before it (a `stop`); a
+    /// wrapper still held somewhere (a task suspended in `waitForPendingControls()`) is not
+    /// torn down, and its calls are not waited for.
     ///
     /// Callable from anywhere, handlers included. Inside a handler it does not wait for parses
     /// (the handler may run on the preparser's thread), nor for the

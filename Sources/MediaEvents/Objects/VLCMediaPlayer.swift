@@ -221,8 +221,20 @@ public final class VLCMediaPlayer: VLCEventSource {
     }
 
     /// Waits until every control call made before has been carried out.
+    ///
+    /// The caller's reference keeps the player alive until the wait returns, behind a `stop`
+    /// that may take long: a player dropped meanwhile is not torn down, and
+    /// `VLCLibrary.waitForPendingTeardowns` does not wait for its calls. A watchdog that
+    /// probes the queue should use `afterPendingControls(_:)`.
     public func waitForPendingControls() async {
         await performAndWait(PlayerCall<Void> { _ in })
+    }
+
+    /// Calls `body` on a global queue once every control call made before has been carried
+    /// out. Unlike `waitForPendingControls()`, it does not keep the player alive: the last
+    /// reference may go meanwhile, and the player's teardown then runs after `body` is called.
+    public func afterPendingControls(_ body: @escaping @Sendable () -> Void) {
+        control.queue.async { DispatchQueue.global().async(execute: body) }
     }
 
     private var playCall: PlayerCall<Void> {

@@ -181,7 +181,8 @@ public final class VLCPlaylistPlayer: VLCEventSource {
     /// Resumes the player.
     public func resume() { player.resume() }
 
-    /// Waits until every call made before has been carried out by the player.
+    /// Waits until every call made before has been carried out by the player; keeps the
+    /// playlist alive meanwhile (`player.afterPendingControls(_:)` does not).
     public func waitForPendingControls() async {
         await player.waitForPendingControls()
     }
