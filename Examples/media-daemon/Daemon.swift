@@ -85,8 +85,11 @@ final class Daemon: Sendable {
         playlistBox = box
         var probeReader: (@Sendable (@escaping @Sendable () -> Void) -> Void)?
         if let control { probeReader = { answer in control.probeReader(answer) } }
-        liveness = Liveness(commandQueue: controlQueue, probeReader: probeReader) {
-            await box.withLock { $0 }?.waitForPendingControls()
+        liveness = Liveness(commandQueue: controlQueue, probeReader: probeReader) { answer in
+            // Not `waitForPendingControls`: a probe waiting behind a `stop` would keep the
+            // player alive past the exit's teardown wait, and the exit would cut the stop short.
+            guard let playlist = box.withLock({ $0 }) else { return answer() }
+            playlist.player.afterPendingControls(answer)
         }
         let lineCount = lineCount
         let facts = facts

@@ -34,8 +34,9 @@ final class Liveness: Sendable {
     /// Seconds a probe may wait before the daemon is not live.
     let bound: Double
     private let commandQueue: DispatchQueue
-    /// Returns once every call queued on the player before it has been carried out.
-    private let waitForPlayer: @Sendable () async -> Void
+    /// Runs its argument once every call queued on the player before it has been carried
+    /// out, without keeping the player alive meanwhile (the exit waits for its teardown).
+    private let afterPlayerCalls: @Sendable (@escaping @Sendable () -> Void) -> Void
     /// Runs its argument once the thread reading the clients' requests comes round; `nil`
     /// without a control socket.
     private let probeReader: (@Sendable (@escaping @Sendable () -> Void) -> Void)?
@@ -44,12 +45,12 @@ final class Liveness: Sendable {
     init(
         bound: Double = 5, commandQueue: DispatchQueue,
         probeReader: (@Sendable (@escaping @Sendable () -> Void) -> Void)? = nil,
-        waitForPlayer: @escaping @Sendable () async -> Void
+        afterPlayerCalls: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
     ) {
         self.bound = bound
         self.commandQueue = commandQueue
         self.probeReader = probeReader
-        self.waitForPlayer = waitForPlayer
+        self.afterPlayerCalls = afterPlayerCalls
     }
 
     /// Why the daemon is not live, as `check()` last found; `nil` when it is.
@@ -96,11 +97,7 @@ final class Liveness: Sendable {
             commandQueue.async { [state] in state.withLock { $0.commandProbe = nil } }
         }
         if probePlayer {
-            let waitForPlayer = waitForPlayer
-            Task { [state] in
-                await waitForPlayer()
-                state.withLock { $0.playerProbe = nil }
-            }
+            afterPlayerCalls { [state] in state.withLock { $0.playerProbe = nil } }
         }
         return (verdict, changed)
     }

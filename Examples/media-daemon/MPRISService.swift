@@ -188,9 +188,10 @@ final class MPRISService: Sendable {
                 body()
             }
         }
-        let playlist = daemon.playlistPlayer
-        Task {
-            await playlist?.waitForPendingControls()
+        // Without keeping the player alive meanwhile (see `Liveness.afterPlayerCalls`).
+        if let player = daemon.playlistPlayer?.player {
+            player.afterPendingControls(once)
+        } else {
             once()
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + 2, execute: once)

@@ -231,7 +231,7 @@ final class MediaDaemonPlaybackTests: XCTestCase {
                 try waitUntil(30) { try client.request("status")["idle"] as? Bool == true }, "\(mode): stopped")
             daemon.send(SIGTERM)
             let result = try daemon.finish(timeout: 30)
-            XCTAssertEqual(result.status, 0, "\(mode): \(result.stderr)")
+            XCTAssertEqual(result.status, 0, "\(mode): \(result.stdoutLines.last ?? "") \(result.stderr)")
             let log = DaemonLog(try result.jsonLines())
             let violations = log.playbackViolations()
             XCTAssertEqual(violations, [], "\(mode): \(violations.prefix(10))")
