@@ -49,6 +49,30 @@ final class PendingWorkTests: XCTestCase {
             XCTAssertTrue(VLCLibrary.waitForPendingTeardowns(timeout: 10), "round \(round): teardown still pending")
         }
     }
+
+    /// A subscription's completion, queued from the player's `deinit`, comes when the player's
+    /// teardown is already pending: a program that waits for the completion, then for the
+    /// teardowns (the daemon's exit, when another thread held the player a moment longer),
+    /// waits for the teardown, which here waits behind a call that holds the control queue.
+    func testCompletion_whenThePlayerIsDroppedOnAnotherThread_findsItsTeardownPending() {
+        for round in 0..<50 {
+            let gate = DispatchSemaphore(value: 0)
+            let completed = DispatchSemaphore(value: 0)
+            // The only reference, dropped on another thread.
+            let holder = Locked<VLCMediaPlayer?>(VLCMediaPlayer(library: TestLibrary.shared))
+            let token = holder.withLock { player in
+                player?.control.perform { _ in gate.wait() }
+                return player?.observe(onCompletion: { completed.signal() }) { _ in }
+            }
+            DispatchQueue.global().async { holder.withLock { $0 = nil } }
+            XCTAssertEqual(completed.wait(timeout: .now() + 10), .success, "round \(round): no completion")
+            XCTAssertFalse(
+                VLCLibrary.waitForPendingTeardowns(timeout: 0), "round \(round): the teardown was not pending yet")
+            gate.signal()
+            XCTAssertTrue(VLCLibrary.waitForPendingTeardowns(timeout: 10), "round \(round): teardown still pending")
+            token?.cancel()
+        }
+    }
 }
 
 /// Calls `released` at the end of a `deinit` that takes 100 ms.

@@ -118,6 +118,10 @@ public final class VLCMediaPlayer: VLCEventSource {
     }
 
     deinit {
+        // Pending from here until the teardown is queued (and counted): a program woken by a
+        // subscription's completion, which `finish` queues, finds the teardown pending.
+        ServiceQueues.pendingTeardowns.enter(.otherQueue)
+        defer { ServiceQueues.pendingTeardowns.leave(.otherQueue) }
         let table = eventHub.finish()
         // A playback still running ends here, for the player's subscribers, as `quit`.
         let ended = driver.tracker.tearDown()
@@ -231,8 +235,9 @@ public final class VLCMediaPlayer: VLCEventSource {
     }
 
     /// Calls `body` on a global queue once every control call made before has been carried
-    /// out. Unlike `waitForPendingControls()`, it does not keep the player alive: the last
-    /// reference may go meanwhile, and the player's teardown then runs after `body` is called.
+    /// out (never, while one of them hangs in libvlc). Unlike `waitForPendingControls()`, it
+    /// does not keep the player alive: the last reference may go meanwhile, and the player's
+    /// teardown then runs after those calls (`body` may run during or after it).
     public func afterPendingControls(_ body: @escaping @Sendable () -> Void) {
         control.queue.async { DispatchQueue.global().async(execute: body) }
     }

@@ -280,10 +280,12 @@ public final class VLCPlaylistPlayer: VLCEventSource {
 
     /// Parses `media` (local sources only, at most 5 s) so that it opens faster when its turn
     /// comes; a failure changes nothing (the playback will report it). The parse is pending
-    /// work until libvlc ends it (`startParsing`).
+    /// work from here (before its task starts) until it returns.
     private func prepare(_ media: VLCMedia) {
         guard media.parsedStatus == .skipped || media.parsedStatus.rawValue == 0 else { return }
+        ServiceQueues.pendingTeardowns.enter(.parse)
         Task.detached(priority: .utility) {
+            defer { ServiceQueues.pendingTeardowns.leave(.parse) }
             _ = try? await media.parse(options: .local, timeout: .seconds(5))
         }
     }
