@@ -40,6 +40,9 @@ final class Daemon: Sendable {
     /// that the exit knows whether the running playback's end was written.
     private let endLines = Guarded(false)
     private let subscriptions = Guarded<[EventSubscription]>([])
+    /// Signalled when the player's subscription ends, in the player's `deinit`; `watched` once
+    /// that subscription exists.
+    private let playerReleased = (signal: DispatchSemaphore(value: 0), watched: Guarded(false))
     /// Lines written so far, counted by the log's tap: read without taking the log's lock,
     /// which stays held while a write to an output that takes nothing blocks (`status` must
     /// answer meanwhile).
@@ -145,7 +148,8 @@ final class Daemon: Sendable {
         let mediaPlayer = player.player
         var tokens = [
             // The player's own events first: in one delivery they come before their playback's.
-            mediaPlayer.observe { [weak mediaPlayer] event in
+            mediaPlayer.observe(onCompletion: { [playerReleased] in playerReleased.signal.signal() }) {
+                [weak mediaPlayer] event in
                 if let mediaPlayer { outside.playerEvent(event, of: mediaPlayer) }
             },
             mediaPlayer.playbacks.observe { [weak self] event in
@@ -156,6 +160,7 @@ final class Daemon: Sendable {
         ]
         if let level = options.logLevel { tokens.append(log.printLibvlcLog(of: library, minimumLevel: level)) }
         subscriptions.withLock { $0 = tokens }
+        playerReleased.watched.withLock { $0 = true }
         let audio =
             switch options.audio {
             case .paced: "paced"
@@ -281,14 +286,20 @@ final class Daemon: Sendable {
                 deliveries.async { delivered.signal() }
                 _ = delivered.wait(timeout: .now() + 0.5)
             }
-            // The playlist's last reference, dropped here, outside the box's lock: the player's
-            // teardown ends a running playback (`quit`, its PlaybackEnded line) and releases
-            // libvlc's player, both counted by the wait.
+            // The daemon's reference to the playlist, dropped here, outside the box's lock: the
+            // player's teardown ends a running playback (`quit`, its PlaybackEnded line) and
+            // releases libvlc's player after the calls queued before (a `stop`), all counted
+            // by the wait. Another thread may hold the playlist a moment longer (a command, a
+            // status read, MPRIS's bus thread): the teardown starts when that reference goes,
+            // which the player's subscription tells (its end is queued from the `deinit`,
+            // where the teardown is already counted).
+            let watched = self.playerReleased.watched.withLock { $0 }
             _ = self.playlistBox.withLock { box in
                 defer { box = nil }
                 return box
             }
-            self.exitNow(stopped: VLCLibrary.waitForPendingTeardowns(timeout: 1.4))
+            let released = !watched || self.playerReleased.signal.wait(timeout: .now() + 1.4) == .success
+            self.exitNow(stopped: released && VLCLibrary.waitForPendingTeardowns(timeout: 1.4))
         }
     }
 
