@@ -351,6 +351,11 @@ final class PlaybackTracker: Sendable {
         stallHandler.withLock { $0 = handler }
     }
 
+    /// The time from `start` to `end`; zero when `end` comes first.
+    private static func elapsed(from start: DispatchTime, to end: DispatchTime) -> Duration {
+        end > start ? .nanoseconds(Int64(end.uptimeNanoseconds - start.uptimeNanoseconds)) : .zero
+    }
+
     private static let healthQueue = DispatchQueue(label: "MediaEvents.playback-health", qos: ServiceQueues.qos)
 
     private func scheduleCheck(after delay: Duration) {
@@ -362,8 +367,10 @@ final class PlaybackTracker: Sendable {
     }
 
     private func checkHealth() {
-        let now = DispatchTime.now()
         let (stall, next) = state.withLock { state -> ((Stamp, StallReason)?, Duration?) in
+            // Read under the lock: an event recorded, or a playback begun, after a clock read
+            // made before it would lie in the future (and the difference would trap).
+            let now = DispatchTime.now()
             state.checkScheduled = false
             guard let timeout = state.stallTimeout, let current = state.current, current.outcome == nil,
                 current.ending == nil, !current.stalled
@@ -373,10 +380,10 @@ final class PlaybackTracker: Sendable {
                 state.checkScheduled = true
                 return (nil, timeout)
             }
-            let idle = Duration.nanoseconds(Int64(now.uptimeNanoseconds - current.lastProgress.uptimeNanoseconds))
+            let idle = Self.elapsed(from: current.lastProgress, to: now)
             // Progress of any kind, but a playing input that never gave a track (`/dev/zero`)
             // counts from its start.
-            let sinceStart = Duration.nanoseconds(Int64(now.uptimeNanoseconds - current.began.uptimeNanoseconds))
+            let sinceStart = Self.elapsed(from: current.began, to: now)
             let noTrackYet = current.reachedPlaying && !current.sawTrack && current.subItems == 0
             if idle >= timeout || (noTrackYet && sinceStart >= timeout) {
                 state.current?.stalled = true
