@@ -500,8 +500,10 @@ final class ControlServer: Sendable {
     /// Disconnects every client that has sent nothing for `clientTimeout` seconds and takes no
     /// events; the operator's connection after `operatorTimeout`.
     private func disconnectIdleClients() {
-        let now = DispatchTime.now().uptimeNanoseconds
         state.withLock { state in
+            // Read under the lock, after every `lastActivity` stored there (one read before it
+            // could be older, and the difference would trap).
+            let now = DispatchTime.now().uptimeNanoseconds
             for client in Array(state.clients.values) where !client.closing && !client.takesEvents {
                 let idle = Double(now - client.lastActivity.uptimeNanoseconds) / 1e9
                 let limit = client.isOperator ? min(clientTimeout, Self.operatorTimeout) : clientTimeout

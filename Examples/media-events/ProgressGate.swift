@@ -29,8 +29,10 @@ final class ProgressGate: Sendable {
 
     /// Whether `record` is printed; counts it as printed when it is.
     func admits(_ record: EventRecord) -> Bool {
-        let now = DispatchTime.now().uptimeNanoseconds
-        return state.withLock { state in
+        state.withLock { state in
+            // Read under the lock: a time read before it could be older than one another
+            // thread stored meanwhile, and `now - last` would trap.
+            let now = DispatchTime.now().uptimeNanoseconds
             var isProgress = record.isProgress
             if record.name == "MediaDurationChanged" || record.name == "MediaPlayerLengthChanged" {
                 let value = record.fields.first?.1 ?? .null
