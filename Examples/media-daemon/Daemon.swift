@@ -40,9 +40,9 @@ final class Daemon: Sendable {
     /// that the exit knows whether the running playback's end was written.
     private let endLines = Guarded(false)
     private let subscriptions = Guarded<[EventSubscription]>([])
-    /// Signalled when the player's subscription ends, in the player's `deinit`; `watched` once
-    /// that subscription exists.
-    private let playerReleased = (signal: DispatchSemaphore(value: 0), watched: Guarded(false))
+    /// Signalled when the player's subscription (the first of `subscriptions`) ends, in the
+    /// player's `deinit`.
+    private let playerReleased = DispatchSemaphore(value: 0)
     /// Lines written so far, counted by the log's tap: read without taking the log's lock,
     /// which stays held while a write to an output that takes nothing blocks (`status` must
     /// answer meanwhile).
@@ -148,7 +148,7 @@ final class Daemon: Sendable {
         let mediaPlayer = player.player
         var tokens = [
             // The player's own events first: in one delivery they come before their playback's.
-            mediaPlayer.observe(onCompletion: { [playerReleased] in playerReleased.signal.signal() }) {
+            mediaPlayer.observe(onCompletion: { [playerReleased] in playerReleased.signal() }) {
                 [weak mediaPlayer] event in
                 if let mediaPlayer { outside.playerEvent(event, of: mediaPlayer) }
             },
@@ -160,7 +160,6 @@ final class Daemon: Sendable {
         ]
         if let level = options.logLevel { tokens.append(log.printLibvlcLog(of: library, minimumLevel: level)) }
         subscriptions.withLock { $0 = tokens }
-        playerReleased.watched.withLock { $0 = true }
         let audio =
             switch options.audio {
             case .paced: "paced"
@@ -293,12 +292,12 @@ final class Daemon: Sendable {
             // status read, MPRIS's bus thread): the teardown starts when that reference goes,
             // which the player's subscription tells (its end is queued from the `deinit`,
             // where the teardown is already counted).
-            let watched = self.playerReleased.watched.withLock { $0 }
+            let watched = self.subscriptions.withLock { !$0.isEmpty }
             _ = self.playlistBox.withLock { box in
                 defer { box = nil }
                 return box
             }
-            let released = !watched || self.playerReleased.signal.wait(timeout: .now() + 1.4) == .success
+            let released = !watched || self.playerReleased.wait(timeout: .now() + 1.4) == .success
             self.exitNow(stopped: released && VLCLibrary.waitForPendingTeardowns(timeout: 1.4))
         }
     }
