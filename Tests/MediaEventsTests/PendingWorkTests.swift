@@ -50,26 +50,62 @@ final class PendingWorkTests: XCTestCase {
         }
     }
 
-    /// A subscription's completion, queued from the player's `deinit`, comes when the player's
+    /// A subscription's completion, queued from a wrapper's `deinit`, comes when the wrapper's
     /// teardown is already pending: a program that waits for the completion, then for the
     /// teardowns (the daemon's exit, when another thread held the player a moment longer),
     /// waits for the teardown, which here waits behind a call that holds the control queue.
     func testCompletion_whenThePlayerIsDroppedOnAnotherThread_findsItsTeardownPending() {
+        assertCompletionFindsTeardownPending(make: { VLCMediaPlayer(library: TestLibrary.shared) }) { player, gate in
+            player.control.perform { _ in gate.wait() }
+        }
+    }
+
+    func testCompletion_whenAMediaIsDroppedOnAnotherThread_findsItsTeardownPending() {
+        assertCompletionFindsTeardownPending(
+            make: { VLCMedia(path: "/nonexistent/pending-work.wav", library: TestLibrary.shared) }
+        ) { media, gate in
+            media.control.perform { _ in gate.wait() }
+        }
+    }
+
+    func testCompletion_whenAListIsDroppedOnAnotherThread_findsItsTeardownPending() {
+        assertCompletionFindsTeardownPending(make: { VLCMediaList(library: TestLibrary.shared) }) { list, gate in
+            list.control.perform { _ in gate.wait() }
+        }
+    }
+
+    func testCompletion_whenAListPlayerIsDroppedOnAnotherThread_findsItsTeardownPending() {
+        assertCompletionFindsTeardownPending(make: { VLCMediaListPlayer(library: TestLibrary.shared) }) {
+            listPlayer, gate in
+            listPlayer.control.perform { _ in gate.wait() }
+        }
+    }
+
+    /// Drops the only reference to a wrapper made by `make` on another thread, 50 times, while
+    /// `hold` keeps its control queue busy until `gate` is signalled, and checks that the
+    /// teardown is pending when the subscription's completion runs.
+    private func assertCompletionFindsTeardownPending<Source: VLCEventSource>(
+        make: () -> Source, hold: (Source, DispatchSemaphore) -> Void,
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
         for round in 0..<50 {
             let gate = DispatchSemaphore(value: 0)
             let completed = DispatchSemaphore(value: 0)
-            // The only reference, dropped on another thread.
-            let holder = Locked<VLCMediaPlayer?>(VLCMediaPlayer(library: TestLibrary.shared))
-            let token = holder.withLock { player in
-                player?.control.perform { _ in gate.wait() }
-                return player?.observe(onCompletion: { completed.signal() }) { _ in }
+            let holder = Locked<Source?>(make())
+            let token = holder.withLock { source in
+                source.map { hold($0, gate) }
+                return source?.observe(onCompletion: { completed.signal() }) { _ in }
             }
             DispatchQueue.global().async { holder.withLock { $0 = nil } }
-            XCTAssertEqual(completed.wait(timeout: .now() + 10), .success, "round \(round): no completion")
+            XCTAssertEqual(
+                completed.wait(timeout: .now() + 10), .success, "round \(round): no completion", file: file, line: line)
             XCTAssertFalse(
-                VLCLibrary.waitForPendingTeardowns(timeout: 0), "round \(round): the teardown was not pending yet")
+                VLCLibrary.waitForPendingTeardowns(timeout: 0), "round \(round): the teardown was not pending yet",
+                file: file, line: line)
             gate.signal()
-            XCTAssertTrue(VLCLibrary.waitForPendingTeardowns(timeout: 10), "round \(round): teardown still pending")
+            XCTAssertTrue(
+                VLCLibrary.waitForPendingTeardowns(timeout: 10), "round \(round): teardown still pending", file: file,
+                line: line)
             token?.cancel()
         }
     }

@@ -83,6 +83,17 @@ final class PendingWork: @unchecked Sendable {
         pthread_mutex_unlock(mutex)
     }
 
+    /// Runs `body`, a wrapper's `deinit`, counted as pending work: from before it ends the
+    /// wrapper's subscriptions, whose completions may run at once on the release queue, until
+    /// it has queued the teardown, which counts on its own. A program woken by a completion
+    /// then finds the teardown pending. (A teardown deferred until a handler of the sender
+    /// returns, `TeardownAfterSenderHandler`, counts only once that handler has returned.)
+    func countingDeinit(_ body: () -> Void) {
+        enter(.otherQueue)
+        defer { leave(.otherQueue) }
+        body()
+    }
+
     /// One more piece of work: the lease of `holder`, known as `lease`.
     func enter(lease: UInt, holder: any LeaseHolder) {
         pthread_mutex_lock(mutex)

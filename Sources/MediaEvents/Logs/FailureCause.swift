@@ -182,23 +182,25 @@ public final class FailureCauseRecorder: VLCEventSource {
     }
 
     deinit {
-        let table = eventHub.finish()
-        tracker.inputGone()
-        logs.stopCapturing()
-        let player = player
-        // Detaching waits for a running callback: never on a libvlc thread. The player wrapper
-        // is let go only afterwards (its own teardown then stops and releases the player on its
-        // control queue).
-        let tearDown: @Sendable () -> Void = {
-            ServiceQueues.pendingTeardowns.async(on: ServiceQueues.teardown) {
-                table?.detachAll()
-                withExtendedLifetime(player) {}
+        ServiceQueues.pendingTeardowns.countingDeinit {
+            let table = eventHub.finish()
+            tracker.inputGone()
+            logs.stopCapturing()
+            let player = player
+            // Detaching waits for a running callback: never on a libvlc thread. The player wrapper
+            // is let go only afterwards (its own teardown then stops and releases the player on its
+            // control queue).
+            let tearDown: @Sendable () -> Void = {
+                ServiceQueues.pendingTeardowns.async(on: ServiceQueues.teardown) {
+                    table?.detachAll()
+                    withExtendedLifetime(player) {}
+                }
             }
+            // Dropped in a handler of the player's events: the detach waits for the event lock
+            // this thread holds until the handler returns.
+            TeardownAfterSenderHandler().run(
+                tearDown, listeningTo: player.native.current?.address, isAttached: table?.isAttached == true)
         }
-        // Dropped in a handler of the player's events: the detach waits for the event lock
-        // this thread holds until the handler returns.
-        TeardownAfterSenderHandler().run(
-            tearDown, listeningTo: player.native.current?.address, isAttached: table?.isAttached == true)
     }
 }
 

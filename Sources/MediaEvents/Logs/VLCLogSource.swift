@@ -46,14 +46,16 @@ public final class VLCLogSource: Sendable {
     }
 
     deinit {
-        _ = eventHub.finish()
-        let native = native
-        // Never installed: no callback can be running, and nothing needs a queue.
-        if native.endIfNeverInstalled() { return }
-        // This may be any thread, one inside a log callback included (through a handler that
-        // drops the last reference to the library): libvlc_log_unset would wait for itself.
-        ServiceQueues.pendingTeardowns.async(on: ServiceQueues.teardown) {
-            native.tearDown()
+        ServiceQueues.pendingTeardowns.countingDeinit {
+            _ = eventHub.finish()
+            let native = native
+            // Never installed: no callback can be running, and nothing needs a queue.
+            if native.endIfNeverInstalled() { return }
+            // This may be any thread, one inside a log callback included (through a handler that
+            // drops the last reference to the library): libvlc_log_unset would wait for itself.
+            ServiceQueues.pendingTeardowns.async(on: ServiceQueues.teardown) {
+                native.tearDown()
+            }
         }
     }
 

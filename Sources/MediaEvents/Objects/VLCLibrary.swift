@@ -74,7 +74,9 @@ public final class VLCLibrary: Sendable {
     /// too (`VLCMedia.startParsing`, `parse`, a playlist's parse of its next entry), until
     /// libvlc has ended it. A teardown runs after the calls queued before it (a `stop`); a
     /// wrapper still held somewhere (a task suspended in `waitForPendingControls()`) is not
-    /// torn down, and its calls are not waited for.
+    /// torn down, and its calls are not waited for. A wrapper's teardown counts from before its
+    /// subscriptions' completions are queued: a thread that an `onCompletion` wakes and that
+    /// then waits here waits for that wrapper's teardown.
     ///
     /// Callable from anywhere, handlers included. Inside a handler it does not wait for parses
     /// (the handler may run on the preparser's thread), nor for the

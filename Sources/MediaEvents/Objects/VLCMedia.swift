@@ -57,28 +57,31 @@ public final class VLCMedia: VLCEventSource {
     }
 
     deinit {
-        // libvlc's own MediaFreed can never reach this wrapper (its listeners are detached
-        // before its reference is released): `.freed` says the wrapper is gone.
-        let table = eventHub.finish(lastEvent: .freed)
-        // Never release here: this may be a libvlc thread inside this media's own callback,
-        // where releasing the last reference frees the listener array libvlc is walking.
-        // After every queued call of this media.
-        let control = control
-        let parses = parses
-        let tearDown: @Sendable () -> Void = {
-            control.tearDown { media in
-                // A parse this wrapper started is stopped (libvlc waits for its task, where
-                // TagLib may run): its end can no longer reach this wrapper's listeners, and
-                // another reference (a player's, a list's) would let it run on unwatched.
-                if parses.isParsing { media.stopParsing() }
-                table?.detachAll()
-                media.release()
-                parses.endAll()
+        ServiceQueues.pendingTeardowns.countingDeinit {
+            // libvlc's own MediaFreed can never reach this wrapper (its listeners are detached
+            // before its reference is released): `.freed` says the wrapper is gone.
+            let table = eventHub.finish(lastEvent: .freed)
+            // Never release here: this may be a libvlc thread inside this media's own callback,
+            // where releasing the last reference frees the listener array libvlc is walking.
+            // After every queued call of this media.
+            let control = control
+            let parses = parses
+            let tearDown: @Sendable () -> Void = {
+                control.tearDown { media in
+                    // A parse this wrapper started is stopped (libvlc waits for its task, where
+                    // TagLib may run): its end can no longer reach this wrapper's listeners, and
+                    // another reference (a player's, a list's) would let it run on unwatched.
+                    if parses.isParsing { media.stopParsing() }
+                    table?.detachAll()
+                    media.release()
+                    parses.endAll()
+                }
             }
+            // Dropped in a handler of an event of this media that another wrapper receives: the
+            // detach waits for the event lock this thread holds until the handler returns.
+            TeardownAfterSenderHandler().run(
+                tearDown, listeningTo: native.address, isAttached: table?.isAttached == true)
         }
-        // Dropped in a handler of an event of this media that another wrapper receives: the
-        // detach waits for the event lock this thread holds until the handler returns.
-        TeardownAfterSenderHandler().run(tearDown, listeningTo: native.address, isAttached: table?.isAttached == true)
     }
 
     /// The media's location (MRL), for example `file:///tmp/a.wav`.

@@ -89,12 +89,14 @@ public final class VLCMediaDiscoverer: VLCEventSource {
     }
 
     deinit {
-        let table = eventHub.finish()
-        let library = library
-        control.tearDown { discoverer in
-            table?.detachAll()
-            discoverer.release()
-            _ = library
+        ServiceQueues.pendingTeardowns.countingDeinit {
+            let table = eventHub.finish()
+            let library = library
+            control.tearDown { discoverer in
+                table?.detachAll()
+                discoverer.release()
+                _ = library
+            }
         }
     }
 

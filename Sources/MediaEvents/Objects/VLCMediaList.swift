@@ -28,7 +28,7 @@ public final class VLCMediaList: VLCEventSource {
     /// Whether edits are refused (lists that libvlc fills itself).
     public let isReadOnly: Bool
     /// Applies edits to libvlc in order, each with libvlc's list lock held.
-    private let control: ControlQueue<NativeMediaList>
+    let control: ControlQueue<NativeMediaList>
     private let contents: ListContents
 
     /// Creates an empty list.
@@ -77,11 +77,13 @@ public final class VLCMediaList: VLCEventSource {
     }
 
     deinit {
-        let table = eventHub.finish()
-        // After every queued edit; never here, where this may be a libvlc thread.
-        control.tearDown { list in
-            table?.detachAll()
-            list.release()
+        ServiceQueues.pendingTeardowns.countingDeinit {
+            let table = eventHub.finish()
+            // After every queued edit; never here, where this may be a libvlc thread.
+            control.tearDown { list in
+                table?.detachAll()
+                list.release()
+            }
         }
     }
 

@@ -49,7 +49,7 @@ public final class VLCMediaListPlayer: VLCEventSource {
     public let configuration: any EventsConfiguring
     /// The player that plays the items; the list player sets its media.
     public let mediaPlayer: VLCMediaPlayer
-    private let control: ControlQueue<NativeMediaListPlayer>
+    let control: ControlQueue<NativeMediaListPlayer>
     /// Whether libvlc's own thread is moving to the next item: the calls wait for it (rule 16).
     private let advance = AdvanceGate()
     /// Whether libvlc's list player has a list yet: `play(at:)` and `play(_:)` need one (rule 17).
@@ -129,13 +129,15 @@ public final class VLCMediaListPlayer: VLCEventSource {
     }
 
     deinit {
-        mediaPlayer.listAdvances.remove(advance)
-        let table = eventHub.finish()
-        // Releasing joins the list player's thread, which may be the thread running this
-        // deinit's caller; the control queue never is.
-        control.tearDown { listPlayer in
-            table?.detachAll()
-            listPlayer.release()
+        ServiceQueues.pendingTeardowns.countingDeinit {
+            mediaPlayer.listAdvances.remove(advance)
+            let table = eventHub.finish()
+            // Releasing joins the list player's thread, which may be the thread running this
+            // deinit's caller; the control queue never is.
+            control.tearDown { listPlayer in
+                table?.detachAll()
+                listPlayer.release()
+            }
         }
     }
 

@@ -118,23 +118,21 @@ public final class VLCMediaPlayer: VLCEventSource {
     }
 
     deinit {
-        // Pending from here until the teardown is queued (and counted): a program woken by a
-        // subscription's completion, which `finish` queues, finds the teardown pending.
-        ServiceQueues.pendingTeardowns.enter(.otherQueue)
-        defer { ServiceQueues.pendingTeardowns.leave(.otherQueue) }
-        let table = eventHub.finish()
-        // A playback still running ends here, for the player's subscribers, as `quit`.
-        let ended = driver.tracker.tearDown()
-        _ = playbacks.eventHub.finish(lastEvent: ended.map { PlaybackEvent($0.stamp, .ended($0.summary)) })
-        driver.tracker.endDelivered(ended)
-        if recordsFailureCauses { library.logs.stopCapturing() }
-        let driver = driver
-        // This may run on any thread, a libvlc one included: releasing a player stops it,
-        // which joins the input thread. The control queue is never a libvlc thread.
-        control.tearDown { player in
-            table?.detachAll()
-            driver.tearDown()
-            player.release()
+        ServiceQueues.pendingTeardowns.countingDeinit {
+            let table = eventHub.finish()
+            // A playback still running ends here, for the player's subscribers, as `quit`.
+            let ended = driver.tracker.tearDown()
+            _ = playbacks.eventHub.finish(lastEvent: ended.map { PlaybackEvent($0.stamp, .ended($0.summary)) })
+            driver.tracker.endDelivered(ended)
+            if recordsFailureCauses { library.logs.stopCapturing() }
+            let driver = driver
+            // This may run on any thread, a libvlc one included: releasing a player stops it,
+            // which joins the input thread. The control queue is never a libvlc thread.
+            control.tearDown { player in
+                table?.detachAll()
+                driver.tearDown()
+                player.release()
+            }
         }
     }
 

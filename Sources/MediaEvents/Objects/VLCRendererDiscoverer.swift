@@ -56,12 +56,14 @@ public final class VLCRendererDiscoverer: VLCEventSource {
     }
 
     deinit {
-        let table = eventHub.finish()
-        let library = library
-        control.tearDown { discoverer in
-            table?.detachAll()
-            discoverer.release()
-            _ = library
+        ServiceQueues.pendingTeardowns.countingDeinit {
+            let table = eventHub.finish()
+            let library = library
+            control.tearDown { discoverer in
+                table?.detachAll()
+                discoverer.release()
+                _ = library
+            }
         }
     }
 

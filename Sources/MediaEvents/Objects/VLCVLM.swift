@@ -69,26 +69,29 @@ public final class VLCVLM: VLCEventSource {
     }
 
     deinit {
-        let table = eventHub.finish()
-        let shared = shared
-        let library = library
-        // Detaching waits for a callback that runs on another thread, and releasing the VLM
-        // stops its instances (joins their input threads): neither may run on the thread of
-        // this deinit's caller, which may be a libvlc one.
-        // Counted, so that `VLCLibrary.waitForPendingTeardowns` waits for the VLM's release.
-        let opening = opening
-        let tearDown: @Sendable () -> Void = {
-            shared.control.tearDown { vlm in
-                table?.detachAll()
-                // Not when the VLM could not be opened for this object (no VLM in libvlc).
-                if opening.withLock({ $0 }) { shared.close(vlm) }
-                _ = library
+        ServiceQueues.pendingTeardowns.countingDeinit {
+            let table = eventHub.finish()
+            let shared = shared
+            let library = library
+            // Detaching waits for a callback that runs on another thread, and releasing the VLM
+            // stops its instances (joins their input threads): neither may run on the thread of
+            // this deinit's caller, which may be a libvlc one.
+            // Counted, so that `VLCLibrary.waitForPendingTeardowns` waits for the VLM's release.
+            let opening = opening
+            let tearDown: @Sendable () -> Void = {
+                shared.control.tearDown { vlm in
+                    table?.detachAll()
+                    // Not when the VLM could not be opened for this object (no VLM in libvlc).
+                    if opening.withLock({ $0 }) { shared.close(vlm) }
+                    _ = library
+                }
             }
+            // Dropped in a handler of another VLCVLM of the library (the VLM's events come with its
+            // event lock held, on the VLM queue when a VLM call sends them): queued after it
+            // returns.
+            TeardownAfterSenderHandler().run(
+                tearDown, listeningTo: table?.managerAddress, isAttached: table?.isAttached == true)
         }
-        // Dropped in a handler of another VLCVLM of the library (the VLM's events come with its
-        // event lock held, on the VLM queue when a VLM call sends them): queued after it returns.
-        TeardownAfterSenderHandler().run(
-            tearDown, listeningTo: table?.managerAddress, isAttached: table?.isAttached == true)
     }
 
     // MARK: Media
