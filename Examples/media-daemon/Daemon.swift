@@ -264,12 +264,26 @@ final class Daemon: Sendable {
     /// SIGTERM, SIGINT, `--exit-at-end`: ends playback and exits 0, within 2 s whatever
     /// libvlc does. A playback still running ends as `quit`.
     func shutdown(reason: String, status: Int32 = 0) {
-        let first = state.withLock { state in
+        guard beginStopping(status: status) else { return }
+        stop(reason: reason)
+    }
+
+    /// Whether the daemon is exiting: from then on, commands that would change playback or
+    /// the playlist are refused (`run(_:)`), so that nothing starts that the exit must end.
+    var isStopping: Bool { state.withLock { $0.stopping } }
+
+    /// Marks the daemon as exiting with `status`; false when it already was (the first
+    /// status stays).
+    private func beginStopping(status: Int32) -> Bool {
+        state.withLock { state in
             defer { state.stopping = true }
             if !state.stopping { state.exitStatus = status }
             return !state.stopping
         }
-        guard first else { return }
+    }
+
+    /// The exit itself, once `beginStopping` returned true.
+    private func stop(reason: String) {
         notifier?.send("STOPPING=1")
         note("Stopping", [("reason", .string(reason))])
         // A teardown that hangs in libvlc must not keep the daemon alive past its 2 s promise.
@@ -590,7 +604,7 @@ extension Daemon: ControlCommands {
     /// changes are queued on the player: the reply says what the playlist decided (`next` at
     /// the end: nothing), their effect arrives as events. Never waits for libvlc.
     func run(_ command: DaemonCommand) -> CommandReply {
-        guard let playlist else { return .error("the daemon is exiting") }
+        guard let playlist, !(command.changesPlayer && isStopping) else { return .error("the daemon is exiting") }
         switch command {
         case .play(nil):
             guard !playlist.entries.isEmpty else { return .error("the playlist is empty") }
@@ -758,8 +772,10 @@ extension Daemon: ControlCommands {
                 playlist.clear()
             }
         case .quit(let status):
-            // After this command's reply is queued (the exit sends what is queued).
-            controlQueue.async { self.shutdown(reason: "quit", status: status) }
+            // Exiting from now on, so that the commands after this one are refused; the exit
+            // itself after this command's reply is queued (the exit sends what is queued).
+            guard beginStopping(status: status) else { return .error("the daemon is exiting") }
+            controlQueue.async { self.stop(reason: "quit") }
         case .playlist:
             let entries = playlist.entries
             let given = state.withLock { $0.given }

@@ -90,6 +90,15 @@ enum DaemonCommand {
     /// Ends the daemon as SIGTERM does, with this exit status.
     case quit(status: Int32)
 
+    /// Whether the command changes playback, the playlist or the daemon (everything but the
+    /// reads): refused once the daemon is exiting.
+    var changesPlayer: Bool {
+        switch self {
+        case .playlist, .status: false
+        default: true
+        }
+    }
+
     /// The command `name` of a JSON request with its other members; an error reply's message
     /// when a member is missing or wrong, or the command is unknown.
     static func parse(_ name: String, _ request: [String: Any]) -> Result<DaemonCommand, CommandError> {

@@ -61,7 +61,9 @@ let mprisRateRange = 0.25...4.0
 extension Daemon {
     /// Carries out `action` on the control queue; never waits for libvlc.
     func carryOut(_ action: MPRISAction) -> MPRISOutcome {
-        guard let playlist = playlistPlayer else { return MPRISOutcome(error: .failed("the daemon is exiting")) }
+        guard let playlist = playlistPlayer, !isStopping else {
+            return MPRISOutcome(error: .failed("the daemon is exiting"))
+        }
         let player = playlist.player
         // Commands that change nothing (no next entry, nothing to play) are not errors in MPRIS:
         // the specification asks for "no effect", and the Can* properties said so.

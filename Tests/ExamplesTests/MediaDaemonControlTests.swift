@@ -502,6 +502,50 @@ final class MediaDaemonControlTests: XCTestCase {
         XCTAssertNotNil(stuck.readToEnd(timeout: 10), "closed")
     }
 
+    /// Lines sent with `quit` in one write are answered in order, after the daemon began to
+    /// exit: what would change playback or the playlist is refused, reads are answered, a
+    /// second `quit` does not replace the first one's exit status.
+    func testControl_afterQuit_refusesChangesAnswersReadsAndKeepsTheFirstStatus() throws {
+        let media = try TestMedia.wav(seconds: 30, sampleRate: 8000)
+        for round in 0..<3 {
+            let (daemon, path) = try startDaemon([media])
+            let client = try ControlClient(path: path)
+            let playing = Date().addingTimeInterval(30)
+            while try client.request("status")["state"] as? String != "playing" && Date() < playing { usleep(20_000) }
+            let requests: [(Int, String)] = [
+                (101, #"{"request_id":101,"command":["quit",3]}"#),
+                (102, #"{"request_id":102,"command":"load","entries":["\#(media.path)"],"mode":"append"}"#),
+                (103, #"{"request_id":103,"command":"next"}"#),
+                (104, #"{"request_id":104,"command":"volume","volume":50}"#),
+                (105, #"{"request_id":105,"command":"status"}"#),
+                (106, #"{"request_id":106,"command":"playlist"}"#),
+                (107, #"{"request_id":107,"command":"quit"}"#),
+            ]
+            try client.sendRaw(requests.map { $0.1 + "\n" }.joined())
+            let lines = try XCTUnwrap(client.readToEnd(timeout: 10), "round \(round): the daemon closes the connection")
+            var replies: [Int: [String: Any]] = [:]
+            for line in lines {
+                let object = try parseJSONObject(line)
+                if let id = object["request_id"] as? Int { replies[id] = object }
+            }
+            XCTAssertEqual(replies[101]?["error"] as? String, "success", "round \(round): mpv's quit: \(lines)")
+            for id in [102, 103, 104, 107] {
+                let reply = try XCTUnwrap(replies[id], "round \(round): a reply to \(id): \(lines)")
+                error(reply, contains: "the daemon is exiting")
+            }
+            let status = try XCTUnwrap(replies[105], "round \(round): \(lines)")
+            ok(status, "round \(round): a read is answered")
+            XCTAssertEqual(status["items"] as? Int, 1, "round \(round): nothing was loaded")
+            ok(try XCTUnwrap(replies[106], "round \(round): \(lines)"))
+            let result = try daemon.finish(timeout: 10)
+            XCTAssertEqual(result.status, 3, "round \(round): the first quit's status: \(result.stderr)")
+            let log = try result.jsonLines()
+            XCTAssertEqual(log.filter { eventName($0) == "PlaybackBegan" }.count, 1, "round \(round)")
+            XCTAssertEqual(log.filter { eventName($0) == "Loaded" }.count, 0, "round \(round)")
+            XCTAssertEqual(log.last.flatMap(eventName), "Exited", "round \(round)")
+        }
+    }
+
     // MARK: media-events ctl
 
     func testCtl_statusNextWatch_asTheSessionInTheDocs() throws {
