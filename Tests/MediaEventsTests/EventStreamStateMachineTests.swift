@@ -110,7 +110,7 @@ final class EventStreamStateMachineTests: XCTestCase {
         var machine = Machine(policy: .keepOldest(0))
         guard case .suspend = machine.next() else { return XCTFail("nothing pending: next must suspend") }
         XCTAssertTrue(isNone(machine.suspend(7)))
-        guard case .resume(let waiter, let event) = machine.receive(.state(1)) else {
+        guard case .resume(let waiter, let event, _) = machine.receive(.state(1)) else {
             return XCTFail("a waiting consumer gets the event")
         }
         XCTAssertEqual(waiter, 7)
@@ -119,6 +119,41 @@ final class EventStreamStateMachineTests: XCTestCase {
             return XCTFail("keepOldest(0) keeps nothing while no one waits")
         }
         XCTAssertEqual(machine.statistics, stats(delivered: 1, dropped: 1))
+    }
+
+    /// Whether the waiter is resumed directly (`direct`): only while the consumer's last
+    /// wake-up found nothing but its own event; a wake-up that found more (a burst) sends the
+    /// next resumption through the queue, until a wake-up finds nothing again.
+    func testReceive_resumesDirectlyOnlyWhileTheConsumerKeepsUp() {
+        var machine = Machine(policy: .default)
+        func resumption(_ n: Int, line: UInt = #line) -> Bool? {
+            guard case .resume(_, .state(n), let direct) = machine.receive(.state(n)) else {
+                XCTFail("the waiting consumer gets event \(n)", line: line)
+                return nil
+            }
+            return direct
+        }
+        func waits(_ waiter: Int, line: UInt = #line) {
+            guard case .suspend = machine.next() else { return XCTFail("nothing pending", line: line) }
+            XCTAssertTrue(isNone(machine.suspend(waiter)), line: line)
+        }
+        waits(1)
+        XCTAssertEqual(resumption(1), true, "a consumer that found nothing pending keeps up")
+        // A burst: two events arrive before the resumed consumer asks again.
+        for n in 2...3 { XCTAssertTrue(isNone(machine.receive(.state(n)))) }
+        XCTAssertEqual(drain(&machine), [.state(2), .state(3)])
+        waits(2)
+        XCTAssertEqual(resumption(4), false, "its wake-up found more: through the queue")
+        waits(3)
+        XCTAssertEqual(resumption(5), true, "that wake-up found nothing more: directly again")
+        // An event that arrives between `next()` and `suspend` resumes the waiter at once,
+        // and counts as found pending.
+        guard case .suspend = machine.next() else { return XCTFail("nothing pending") }
+        XCTAssertTrue(isNone(machine.receive(.state(6))))
+        guard case .resume(4, .state(6)) = machine.suspend(4) else { return XCTFail("the late event at once") }
+        waits(5)
+        XCTAssertEqual(resumption(7), false)
+        XCTAssertEqual(machine.statistics.delivered, 7)
     }
 
     func testCancel_whenWaiting_endsOnceResumingTheWaiterAndLeavingTheHub() {
@@ -300,6 +335,11 @@ final class EventStreamStateMachineTests: XCTestCase {
     }
 
     private func isNone(_ action: Machine.SuspendAction) -> Bool {
+        if case .none = action { return true }
+        return false
+    }
+
+    private func isNone(_ action: Machine.ReceiveAction) -> Bool {
         if case .none = action { return true }
         return false
     }

@@ -28,8 +28,8 @@ enum ServiceQueues {
     /// their own (media, lists), away from libvlc threads and their locks.
     static let teardown = DispatchQueue(label: "MediaEvents.teardown", qos: qos)
 
-    /// The serial queue that resumes event streams' waiting consumers, so that libvlc's
-    /// thread never resumes a task (see `EventStreamSink.receive`).
+    /// The serial queue that resumes event streams' waiting consumers in a burst, so that
+    /// libvlc's thread does not resume a task for every event (see `EventStreamSink.receive`).
     static let streams = DispatchQueue(label: "MediaEvents.streams", qos: qos)
 
     /// The stream queue's mark, whose drain list carries the consumers' resumptions.

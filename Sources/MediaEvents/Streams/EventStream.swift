@@ -1,7 +1,8 @@
 // Streams/ — events as an `AsyncSequence`: the stream and its state machine (one consumer,
 // buffering by policy, exactly-once end), the pending-event storage with O(1) coalescing, and
 // the waiting helpers built on streams (`first`, `waitFor`, `playToEnd`). A stream is an
-// EventHub sink; it resumes its consumer from a queue hop, never on libvlc's thread.
+// EventHub sink; it resumes a consumer that keeps up from the sending thread, and one that
+// is behind (a burst) from a queue hop.
 
 import Synchronization
 
@@ -188,12 +189,20 @@ final class EventStreamSink<Event: VLCEvent>: EventSink {
         switch action {
         case .none:
             break
-        case .resume(let waiter, let event):
-            // Resumed from the stream queue, never here: this is usually libvlc's thread, and
-            // resuming a task there costs an executor enqueue and a thread wake-up per event.
-            // The machine has already let go of the waiter, so the events that arrive until
-            // the consumer runs are buffered, and it takes them without suspending (in one
-            // batch, see `batchWord`). The waiter's box is the node: no allocation here.
+        case .resume(let waiter, let event, let direct):
+            // A consumer that keeps up (its last wake-up found nothing more pending: events
+            // come further apart than it takes to wake it) is resumed here, which saves the
+            // stream queue's wake-up on the way to it: its code still runs on its own
+            // executor, never on this thread.
+            if direct {
+                waiter.resumeNow(event)
+                return
+            }
+            // In a burst, from the stream queue: this is usually libvlc's thread, and resuming
+            // a task here costs an executor enqueue and a thread wake-up per event. The
+            // machine has already let go of the waiter, so the events that arrive until the
+            // consumer runs are buffered, and it takes them without suspending (in one batch,
+            // see `batchWord`). The waiter's box is the node: no allocation here.
             waiter.event = event
             ServiceQueues.streamsMark.enqueue(Unmanaged.passRetained(waiter), on: ServiceQueues.streams)
         case .discard:

@@ -19,6 +19,12 @@ struct EventStreamStateMachine<Event: VLCEvent, Waiter> {
     }
 
     private var phase: Phase = .streaming(waiter: nil)
+    /// Whether the consumer keeps up: its last wake-up found nothing but the event it was
+    /// resumed with. Then the next event may resume it directly (`ReceiveAction.resume`'s
+    /// `direct`); in a burst, where every wake-up finds more events pending, it stays false.
+    private var keepsUp = false
+    /// Whether the consumer took an event from the pending ones since it was last resumed.
+    private var tookPendingSinceResume = false
     private var pending = PendingEvents<Event>()
     private var counts = EventStreamStatistics()
     let policy: EventBufferingPolicy
@@ -45,8 +51,9 @@ struct EventStreamStateMachine<Event: VLCEvent, Waiter> {
 
     enum ReceiveAction {
         case none
-        /// Hand the event to the waiting consumer.
-        case resume(Waiter, Event)
+        /// Hand the event to the waiting consumer; `direct`: the consumer keeps up, resume it
+        /// from this thread rather than through a queue.
+        case resume(Waiter, Event, direct: Bool)
         /// Release this event (coalesced or dropped) after unlocking.
         case discard(Event)
     }
@@ -57,7 +64,8 @@ struct EventStreamStateMachine<Event: VLCEvent, Waiter> {
         case .streaming(let waiter?):
             phase = .streaming(waiter: nil)
             counts.delivered += 1
-            return .resume(waiter, event)
+            tookPendingSinceResume = false
+            return .resume(waiter, event, direct: keepsUp)
         case .streaming(nil):
             return buffer(event)
         case .draining, .finished:
@@ -83,6 +91,7 @@ struct EventStreamStateMachine<Event: VLCEvent, Waiter> {
                 waiter == nil, "EventStream: next() called while another next() is waiting; a stream has one consumer")
             if let event = pending.popFirst() {
                 counts.delivered += 1
+                tookPendingSinceResume = true
                 return .deliver(event)
             }
             return .suspend
@@ -133,8 +142,10 @@ struct EventStreamStateMachine<Event: VLCEvent, Waiter> {
             precondition(existing == nil, "EventStream: two consumers are waiting on one stream")
             if let event = pending.popFirst() {
                 counts.delivered += 1
+                tookPendingSinceResume = true
                 return .resume(waiter, event)
             }
+            keepsUp = !tookPendingSinceResume
             phase = .streaming(waiter: waiter)
             return .none
         case .draining:
