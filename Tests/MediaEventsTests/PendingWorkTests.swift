@@ -81,6 +81,15 @@ final class PendingWorkTests: XCTestCase {
         }
     }
 
+    /// The playlist's player is released before the playlist's subscriptions end: its
+    /// teardown is pending when their completion runs.
+    func testCompletion_whenAPlaylistPlayerIsDroppedOnAnotherThread_findsItsPlayersTeardownPending() {
+        assertCompletionFindsTeardownPending(make: { VLCPlaylistPlayer(library: TestLibrary.shared) }) {
+            playlist, gate in
+            playlist.player.control.perform { _ in gate.wait() }
+        }
+    }
+
     /// Drops the only reference to a wrapper made by `make` on another thread, 50 times, while
     /// `hold` keeps its control queue busy until `gate` is signalled, and checks that the
     /// teardown is pending when the subscription's completion runs.

@@ -23,7 +23,10 @@ import Dispatch
 public final class VLCPlaylistPlayer: VLCEventSource {
     /// The player that plays the entries. Its control calls work as usual (`pause`, `volume`,
     /// `time` …); its `media`, `play()` and `stop()` are the playlist's to call.
-    public let player: VLCMediaPlayer
+    public var player: VLCMediaPlayer { storedPlayer.unsafelyUnwrapped }
+    /// `player`: set at the start of `init`, emptied only by `deinit` (when no other reference
+    /// is left to read it), so that the player goes before the playlist's subscriptions end.
+    nonisolated(unsafe) private var storedPlayer: VLCMediaPlayer?
     /// The subscribers of this playlist.
     public let eventHub = EventHub<PlaylistEvent>()
     /// How this playlist's events are dispatched: the player's configuration.
@@ -53,7 +56,7 @@ public final class VLCPlaylistPlayer: VLCEventSource {
         options: PlayerOptions = PlayerOptions(recordsFailureCauses: true),
         failureBackoff: Duration = .seconds(1), maximumEntries: Int = 10_000, maximumDepth: Int = 8
     ) {
-        player = VLCMediaPlayer(library: library, configuration: configuration, options: options)
+        storedPlayer = VLCMediaPlayer(library: library, configuration: configuration, options: options)
         self.failureBackoff = failureBackoff
         state = Protected(PlaylistState(maximumEntries: maximumEntries, maximumDepth: maximumDepth))
         handler.withLock { $0 = EventsHandler(object: self, configuration: player.configuration) }
@@ -72,7 +75,10 @@ public final class VLCPlaylistPlayer: VLCEventSource {
     }
 
     deinit {
-        // The player's own teardown stops it; this only ends the subscriptions.
+        // The player goes first: if this was its last reference, its teardown (which stops it)
+        // is counted before the playlist's subscriptions end, so that a thread one of their
+        // completions wakes finds it pending in `VLCLibrary.waitForPendingTeardowns`.
+        storedPlayer = nil
         _ = eventHub.finish()
     }
 
