@@ -19,11 +19,11 @@ struct EventStreamStateMachine<Event: VLCEvent, Waiter> {
     }
 
     private var phase: Phase = .streaming(waiter: nil)
-    /// Whether the consumer keeps up: its last wake-up found nothing but the event it was
-    /// resumed with. Then the next event may resume it directly (`ReceiveAction.resume`'s
-    /// `direct`); in a burst, where every wake-up finds more events pending, it stays false.
-    private var keepsUp = false
     /// Whether the consumer took an event from the pending ones since it was last resumed.
+    /// A waiter stored while this is false keeps up (its wake-up found nothing but its own
+    /// event), and the next event resumes it directly (`ReceiveAction.resume`'s `direct`); in
+    /// a burst every wake-up finds more events pending. Nothing changes it while a waiter is
+    /// stored (`next()` and `suspend` cannot run then), so it still says so at `receive`.
     private var tookPendingSinceResume = false
     private var pending = PendingEvents<Event>()
     private var counts = EventStreamStatistics()
@@ -64,8 +64,8 @@ struct EventStreamStateMachine<Event: VLCEvent, Waiter> {
         case .streaming(let waiter?):
             phase = .streaming(waiter: nil)
             counts.delivered += 1
-            tookPendingSinceResume = false
-            return .resume(waiter, event, direct: keepsUp)
+            defer { tookPendingSinceResume = false }
+            return .resume(waiter, event, direct: !tookPendingSinceResume)
         case .streaming(nil):
             return buffer(event)
         case .draining, .finished:
@@ -145,7 +145,6 @@ struct EventStreamStateMachine<Event: VLCEvent, Waiter> {
                 tookPendingSinceResume = true
                 return .resume(waiter, event)
             }
-            keepsUp = !tookPendingSinceResume
             phase = .streaming(waiter: waiter)
             return .none
         case .draining:
