@@ -604,7 +604,7 @@ extension Daemon: ControlCommands {
     /// changes are queued on the player: the reply says what the playlist decided (`next` at
     /// the end: nothing), their effect arrives as events. Never waits for libvlc.
     func run(_ command: DaemonCommand) -> CommandReply {
-        guard let playlist, !(command.changesPlayer && isStopping) else { return .error("the daemon is exiting") }
+        guard let playlist, !(command.changesState && isStopping) else { return .error("the daemon is exiting") }
         switch command {
         case .play(nil):
             guard !playlist.entries.isEmpty else { return .error("the playlist is empty") }

@@ -92,7 +92,7 @@ enum DaemonCommand {
 
     /// Whether the command changes playback, the playlist or the daemon (everything but the
     /// reads): refused once the daemon is exiting.
-    var changesPlayer: Bool {
+    var changesState: Bool {
         switch self {
         case .playlist, .status: false
         default: true
