@@ -97,6 +97,8 @@ final class ThroughputBench {
     let library: VLCLibrary
     private let inlineMedia: VLCMedia
     private let queuedMedia: VLCMedia
+    /// (c)'s delivery queue.
+    private let queuedQueue = DispatchQueue(label: "benchmark.c")
     private let streamedMedia: VLCMedia
     private let inlineCounter = DeliveryCounter()
     private let userWrapper = UserWrapper()
@@ -114,7 +116,7 @@ final class ThroughputBench {
         inlineMedia = VLCMedia(url: url, library: library, configuration: EventsDefaultConfiguration())
         queuedMedia = VLCMedia(
             url: url, library: library,
-            configuration: EventsQueueConfiguration(queue: DispatchQueue(label: "benchmark.c"), isAsync: true))
+            configuration: EventsQueueConfiguration(queue: queuedQueue, isAsync: true))
         // Inline: the stream itself is the hop to the consumer, so no queue in between.
         streamedMedia = VLCMedia(url: url, library: library, configuration: EventsDefaultConfiguration())
         userHandler = EventsHandler(object: userWrapper, configuration: EventsDefaultConfiguration())
@@ -161,10 +163,12 @@ final class ThroughputBench {
                 self.userBurst(self.userHandler, userCallbackPayload, self.userWrapper.counter, n)
             },
             Variant(label: "(c)", name: "MediaEvents, async EventsQueueConfiguration", isAsync: true) { n in
-                Self.withDrainStatistics("(c)", n) { self.burst(self.queuedMedia, self.queuedCounter, n) }
+                Self.withDrainStatistics("(c)", .of(self.queuedQueue), n) {
+                    self.burst(self.queuedMedia, self.queuedCounter, n)
+                }
             },
             Variant(label: "(d)", name: "MediaEvents AsyncSequence consumer", isAsync: true) { n in
-                Self.withDrainStatistics("(d)", n) { self.streamBurst(n) }
+                Self.withDrainStatistics("(d)", .streams, n) { self.streamBurst(n) }
             },
             Variant(label: "(e)", name: "C: dispatch_async per event + heap copy", isAsync: true) { n in
                 Self.sample(crb_run_dispatch(self.raw, n, Self.title), expect: n)
@@ -224,11 +228,13 @@ final class ThroughputBench {
 
     /// Runs `run`, then, with `MEDIAEVENTS_DRAIN_STATISTICS` set, prints how the drains of the
     /// queue marks went meanwhile: (c)'s delivery queue, (d)'s stream queue (consumers resumed).
-    static func withDrainStatistics(_ label: String, _ n: Int, _ run: () -> Sample) -> Sample {
-        _ = DrainStatistics.shared.take()
+    static func withDrainStatistics(
+        _ label: String, _ statistics: DrainStatistics, _ n: Int, _ run: () -> Sample
+    ) -> Sample {
+        _ = statistics.take()
         let sample = run()
         if ProcessInfo.processInfo.environment["MEDIAEVENTS_DRAIN_STATISTICS"] != nil {
-            let counts = DrainStatistics.shared.take()
+            let counts = statistics.take()
             let text = zip(DrainStatistics.names, counts).map { "\($0) \($1)" }.joined(separator: ", ")
             // The paced latency runs time nothing per event: their figures are the latencies.
             let timing =
@@ -278,11 +284,12 @@ final class ThroughputBench {
     /// each event so that it measures a hop, not a queue under a burst.
     func latencyQueued(events: Int, pauseMicroseconds: UInt32) -> [UInt64] {
         let probe = LatencyProbe(count: events)
+        let queue = DispatchQueue(label: "benchmark.latency")
         let media = VLCMedia(
             url: URL(fileURLWithPath: Self.mediaPath), library: library,
-            configuration: EventsQueueConfiguration(queue: DispatchQueue(label: "benchmark.latency"), isAsync: true))
+            configuration: EventsQueueConfiguration(queue: queue, isAsync: true))
         let subscription = media.observe(.metaChanged) { _ in probe.received() }
-        _ = Self.withDrainStatistics("latency (c)", events) {
+        _ = Self.withDrainStatistics("latency (c)", .of(queue), events) {
             for index in 0..<events {
                 probe.markSend(index)
                 media.setMetaOnCallingThread(.title, Self.title)
@@ -310,7 +317,7 @@ final class ThroughputBench {
                 if count == events { break }
             }
         }
-        _ = Self.withDrainStatistics("latency (d)", events) {
+        _ = Self.withDrainStatistics("latency (d)", .streams, events) {
             for index in 0..<events {
                 probe.markSend(index)
                 media.setMetaOnCallingThread(.title, Self.title)

@@ -75,7 +75,7 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         self.object = object
         self.configuration = configuration
         queue = configuration.dispatchQueue
-        mark = queue.map(QueueIdentity.mark)
+        mark = queue.map { QueueIdentity.mark($0) }
         route = queue == nil ? .inline : configuration.isAsync ? .async : .sync
         if let mark {
             QueueIdentity.registerForDelivery(mark)

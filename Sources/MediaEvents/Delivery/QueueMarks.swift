@@ -32,6 +32,10 @@ enum QueueIdentity {
         let syncHandlers = Atomic<Int>(0)
         fileprivate let isRegistered = Atomic<Bool>(false)
 
+        /// How this mark's drains went: counted per drain and per batch, never per event, in
+        /// an object of its own so that the counters share no cache line with `head`.
+        let statistics = DrainStatistics()
+
         /// The newest queued delivery's `Unmanaged` bits (each links to the one queued before
         /// it), or'ed with `drainActive`. A push that finds the bit clear sets it and
         /// schedules the drain; the drain clears it only by exchanging exactly `drainActive`
@@ -44,6 +48,20 @@ enum QueueIdentity {
         /// wake the queue's thread (a system call on libvlc's thread) for every event of a
         /// burst that the queue drains faster than libvlc sends.
         static var lingerNanoseconds: UInt64 { 20_000 }
+
+        /// Whether a drain lingers after every batch, even one that ran a single delivery.
+        /// Otherwise (the delivery queues) a drain that has run only one delivery gives the
+        /// queue back at once: an event that arrives alone is paced, and lingering after it
+        /// costs the queue's thread CPU time, which on Linux's EEVDF scheduler also costs its
+        /// next wake-up: a thread that yielded or spun since it last slept no longer preempts
+        /// the thread that wakes it, so the delivery waits for libvlc's thread to block. The
+        /// stream queue lingers always: it resumes one consumer per batch, so its bursts are
+        /// batches of one.
+        let lingersAfterEveryBatch: Bool
+
+        init(lingersAfterEveryBatch: Bool) {
+            self.lingersAfterEveryBatch = lingersAfterEveryBatch
+        }
 
         /// Queues `delivery` (retained; the drain releases it) on `queue` (the queue this mark
         /// belongs to), after every delivery queued before it through this mark.
@@ -60,7 +78,7 @@ enum QueueIdentity {
                 old = current
             }
             if old & Self.drainActive == 0 {
-                DrainStatistics.shared.drainsScheduled.add(1, ordering: .relaxed)
+                statistics.drainsScheduled.add(1, ordering: .relaxed)
                 queue.async { self.drain(on: queue) }
             }
         }
@@ -68,20 +86,22 @@ enum QueueIdentity {
         /// How long one drain may keep running batches before it gives the queue back.
         static var drainSliceNanoseconds: UInt64 { 1_000_000 }
 
-        /// Runs batches until none is queued (lingering briefly for more after each), then
-        /// returns the queue. Work queued while a drain runs is run by that same drain, so a
-        /// block submitted to the queue after an event was sent runs after the event's delivery,
-        /// as with one `async` per event. A drain that has run for `drainSliceNanoseconds` runs
+        /// Runs batches until none is queued (lingering briefly for more after each, once the
+        /// drain has run more than one delivery), then returns the queue. Work queued while a
+        /// drain runs is run by that same drain, so a block submitted to the queue after an
+        /// event was sent runs after the event's delivery, as with one `async` per event. A drain that has run for `drainSliceNanoseconds` runs
         /// what is queued at that moment and gives the queue back, so a continuous stream
         /// cannot starve the queue's other work.
         private func drain(on queue: DispatchQueue) {
             let start = Self.monotonicNanoseconds()
-            let statistics = DrainStatistics.shared
+            var delivered = 0
             repeat {
                 let newest = head.exchange(Self.drainActive, ordering: .acquiring) & ~Self.drainActive
                 statistics.batches.add(1, ordering: .relaxed)
-                Self.runOldestFirst(newest)
-                lingerForWork()
+                let ran = Self.runOldestFirst(newest)
+                statistics.deliveries.add(ran, ordering: .relaxed)
+                delivered += ran
+                if delivered > 1 || lingersAfterEveryBatch { lingerForWork() }
                 if head.compareExchange(expected: Self.drainActive, desired: 0, ordering: .acquiringAndReleasing)
                     .exchanged
                 {
@@ -94,15 +114,16 @@ enum QueueIdentity {
             // the drain instead would put these deliveries behind blocks submitted after
             // their events; events pushed after this exchange find the bit clear and queue
             // a drain of their own, ahead of any block submitted after them.
-            Self.runOldestFirst(head.exchange(0, ordering: .acquiringAndReleasing) & ~Self.drainActive)
+            let ran = Self.runOldestFirst(head.exchange(0, ordering: .acquiringAndReleasing) & ~Self.drainActive)
+            statistics.deliveries.add(ran, ordering: .relaxed)
         }
 
-        /// Reverses the list (pushed newest first) and runs it in the order it was queued.
-        private static func runOldestFirst(_ newest: UInt) {
+        /// Reverses the list (pushed newest first) and runs it in the order it was queued;
+        /// returns how many deliveries it ran.
+        private static func runOldestFirst(_ newest: UInt) -> Int {
             var node = newest
             var oldest: UInt = 0
             var count = 0
-            defer { DrainStatistics.shared.deliveries.add(count, ordering: .relaxed) }
             while node != 0 {
                 count += 1
                 let delivery = Unmanaged<QueuedDelivery>.fromOpaque(UnsafeRawPointer(bitPattern: node)!)
@@ -118,6 +139,7 @@ enum QueueIdentity {
                 oldest = delivery.older
                 delivery.run()
             }
+            return count
         }
 
         /// Waits, yielding the CPU, until a delivery is queued or `lingerNanoseconds` have
@@ -125,13 +147,14 @@ enum QueueIdentity {
         private func lingerForWork() {
             var deadline: UInt64 = 0
             var yields = 0
-            defer { DrainStatistics.shared.lingerYields.add(yields, ordering: .relaxed) }
+            statistics.lingers.add(1, ordering: .relaxed)
+            defer { statistics.lingerYields.add(yields, ordering: .relaxed) }
             while head.load(ordering: .relaxed) == Self.drainActive {
                 let now = Self.monotonicNanoseconds()
                 if deadline == 0 {
                     deadline = now + Self.lingerNanoseconds
                 } else if now >= deadline {
-                    DrainStatistics.shared.lingerExpired.add(1, ordering: .relaxed)
+                    statistics.lingerExpired.add(1, ordering: .relaxed)
                     return
                 }
                 sched_yield()
@@ -151,11 +174,11 @@ enum QueueIdentity {
     private static let lookupKey = DispatchSpecificKey<Mark>()
     private static let marking = Protected<Void>(())
 
-    /// The mark of `queue`, set on first use.
-    static func mark(_ queue: DispatchQueue) -> Mark {
+    /// The mark of `queue`, set on first use (the first use decides how its drains linger).
+    static func mark(_ queue: DispatchQueue, lingersAfterEveryBatch: Bool = false) -> Mark {
         marking.withLock { _ in
             if let existing = queue.getSpecific(key: lookupKey) { return existing }
-            let mark = Mark()
+            let mark = Mark(lingersAfterEveryBatch: lingersAfterEveryBatch)
             queue.setSpecific(key: lookupKey, value: mark)
             queue.setSpecific(key: mark.key, value: mark)
             return mark

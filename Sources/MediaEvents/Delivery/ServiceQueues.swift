@@ -33,7 +33,7 @@ enum ServiceQueues {
     static let streams = DispatchQueue(label: "MediaEvents.streams", qos: qos)
 
     /// The stream queue's mark, whose drain list carries the consumers' resumptions.
-    static let streamsMark = QueueIdentity.mark(streams)
+    static let streamsMark = QueueIdentity.mark(streams, lingersAfterEveryBatch: true)
 
     /// Every queued release pass, lease, completion and teardown (detach and native
     /// release) that has not finished yet; `VLCLibrary.waitForPendingTeardowns` waits for it.
