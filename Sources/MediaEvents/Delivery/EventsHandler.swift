@@ -197,8 +197,7 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     /// The end of a queued delivery, after its handler ran and its payload was dropped: arms
     /// the lease's expiry if that delivery took the lease, then returns its borrow. Last: once
     /// the borrow is returned the handler may be freed.
-    @inline(__always)
-    fileprivate func endQueuedDelivery(armingLease: Bool) {
+    func endQueuedDelivery(armingLease: Bool) {
         if armingLease { armLeaseExpiry() }
         returnLease()
     }
@@ -294,6 +293,8 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     }
 }
 
+extension EventsHandler: DeliveryOwner {}
+
 extension EventsHandler: LeaseHolder {
     /// Whether deliveries queued on the queue the calling thread runs keep the lease in use:
     /// a wait made from a block of that queue would wait for them, and they cannot run before
@@ -305,15 +306,13 @@ extension EventsHandler: LeaseHolder {
     }
 }
 
-/// A `handleEvent(_:)` queued for an asynchronous route: the lease it borrowed and the body.
+/// A `handleEvent(_:)` queued for an asynchronous route: the lease it borrowed and the body,
+/// dropped with the node before the drain ends the delivery.
 private final class PendingCall<Object: AnyObject & Sendable>: QueuedDelivery, @unchecked Sendable {
     // @unchecked: as `PendingDelivery`'s.
     let handler: Unmanaged<EventsHandler<Object>>
     let lease: Unmanaged<Object>
-    /// This delivery took the lease and arms its expiry once it has run.
-    let armsLease: Bool
-    /// Dropped before the borrow is returned (see `PendingDelivery.payload`).
-    var body: (@Sendable (Object) -> Void)?
+    let body: @Sendable (Object) -> Void
 
     init(
         handler: Unmanaged<EventsHandler<Object>>, lease: Unmanaged<Object>, armsLease: Bool,
@@ -321,17 +320,15 @@ private final class PendingCall<Object: AnyObject & Sendable>: QueuedDelivery, @
     ) {
         self.handler = handler
         self.lease = lease
-        self.armsLease = armsLease
         self.body = body
+        super.init(ending: handler._withUnsafeGuaranteedRef { DeliveryEnding(owner: $0, armsLease: armsLease) })
     }
 
     override func run() {
         let identity = handler._withUnsafeGuaranteedRef { $0.identity }
         DeliveryContext.with(sender: 0, handler: identity, isBlocking: false) {
-            lease._withUnsafeGuaranteedRef { body?($0) }
+            lease._withUnsafeGuaranteedRef { body($0) }
         }
-        body = nil
-        handler._withUnsafeGuaranteedRef { $0.endQueuedDelivery(armingLease: armsLease) }
     }
 }
 
@@ -340,20 +337,18 @@ private final class PendingCall<Object: AnyObject & Sendable>: QueuedDelivery, @
 private final class PendingDelivery<Object: AnyObject & Sendable, Payload: Sendable>: QueuedDelivery,
     @unchecked Sendable
 {
-    // @unchecked: every stored property is an immutable `let` of a Sendable type but
-    // `payload`, which only the one drain that runs this delivery touches; the lease and the
-    // handler are kept alive by the borrow this delivery holds until it has run (the object,
-    // which cannot be freed while its lease is borrowed, is torn down before the native event
-    // table releases the handler).
+    // @unchecked: every stored property is an immutable `let` of a Sendable type; the lease
+    // and the handler are kept alive by the borrow this delivery holds until it has ended
+    // (the object, which cannot be freed while its lease is borrowed, is torn down before
+    // the native event table releases the handler).
     let handler: Unmanaged<EventsHandler<Object>>
     let lease: Unmanaged<Object>
-    /// This delivery took the lease and arms its expiry once it has run.
-    let armsLease: Bool
-    /// Dropped before the borrow is returned: the wrappers a payload holds (a `MediaChanged`
-    /// media) must be let go while the lease still counts as pending work, or a program
-    /// that waited for pending teardowns could exit while their teardown releases the last
-    /// libvlc instance (seen: `libvlc_release` unloading plugins during `exit`).
-    var payload: Payload?
+    /// Dropped with the node, before the drain ends the delivery and so returns the borrow:
+    /// the wrappers a payload holds (a `MediaChanged` media) must be let go while the lease
+    /// still counts as pending work, or a program that waited for pending teardowns could
+    /// exit while their teardown releases the last libvlc instance (seen: `libvlc_release`
+    /// unloading plugins during `exit`).
+    let payload: Payload
     let deliver: @Sendable (Object, Payload) -> Void
 
     init(
@@ -362,17 +357,15 @@ private final class PendingDelivery<Object: AnyObject & Sendable, Payload: Senda
     ) {
         self.handler = handler
         self.lease = lease
-        self.armsLease = armsLease
         self.payload = payload
         self.deliver = deliver
+        super.init(ending: handler._withUnsafeGuaranteedRef { DeliveryEnding(owner: $0, armsLease: armsLease) })
     }
 
     override func run() {
         let identity = handler._withUnsafeGuaranteedRef { $0.identity }
         DeliveryContext.with(sender: 0, handler: identity, isBlocking: false) {
-            lease._withUnsafeGuaranteedRef { deliver($0, payload.unsafelyUnwrapped) }
+            lease._withUnsafeGuaranteedRef { deliver($0, payload) }
         }
-        payload = nil
-        handler._withUnsafeGuaranteedRef { $0.endQueuedDelivery(armingLease: armsLease) }
     }
 }

@@ -134,10 +134,15 @@ enum QueueIdentity {
                 node = older
             }
             while oldest != 0 {
-                let delivery = Unmanaged<QueuedDelivery>.fromOpaque(UnsafeRawPointer(bitPattern: oldest)!)
-                    .takeRetainedValue()
-                oldest = delivery.older
-                delivery.run()
+                let node = Unmanaged<QueuedDelivery>.fromOpaque(UnsafeRawPointer(bitPattern: oldest)!)
+                let ending = node._withUnsafeGuaranteedRef { delivery in
+                    delivery.run()
+                    oldest = delivery.older
+                    return delivery.ending
+                }
+                // The node (and the payload it holds) goes first, then the delivery ends.
+                node.release()
+                ending?.end()
             }
             return count
         }
@@ -225,6 +230,30 @@ class QueuedDelivery: @unchecked Sendable {
     // that publishes the node, then only by the one drain that took the list (acquiring).
     fileprivate var older: UInt = 0
 
+    /// What the drain does once it has run this node and released it: the node's payload
+    /// (and the wrappers it holds) is gone before the delivery ends. A subclass keeps its
+    /// payload in a constant, dropped with the node: an optional emptied in `run()` made the
+    /// drain look up the optional's generic metadata for every event.
+    let ending: DeliveryEnding?
+
+    init(ending: DeliveryEnding? = nil) {
+        self.ending = ending
+    }
+
     /// Delivers; called once, on the mark's queue.
     func run() {}
+}
+
+/// The end of one queued delivery, run by the drain after the node was released.
+struct DeliveryEnding {
+    /// Kept alive by the borrow the delivery holds until `end()` returns it.
+    unowned(unsafe) let owner: any DeliveryOwner
+    let armsLease: Bool
+
+    func end() { owner.endQueuedDelivery(armingLease: armsLease) }
+}
+
+/// What a queued delivery borrowed from: its end returns the borrow.
+protocol DeliveryOwner: AnyObject {
+    func endQueuedDelivery(armingLease: Bool)
 }
