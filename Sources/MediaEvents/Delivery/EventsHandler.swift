@@ -181,7 +181,12 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
             // The delivery that took the lease arms its expiry once its handler has run.
             let node = Unmanaged<QueuedDelivery>.passRetained(
                 queued(Unmanaged.passUnretained(self), ref, tookLease))
-            mark.unsafelyUnwrapped.enqueue(node, on: queue.unsafelyUnwrapped)
+            // Borrowed: the handler holds both for as long as this call runs. Loaded as
+            // strong references, each cost a retain and a release per event.
+            let queue = Unmanaged.passUnretained(queue.unsafelyUnwrapped)
+            Unmanaged.passUnretained(mark.unsafelyUnwrapped)._withUnsafeGuaranteedRef { mark in
+                queue._withUnsafeGuaranteedRef { mark.enqueue(node, on: $0) }
+            }
             return
         }
         // Armed only now, once the delivery has run: arming a timer wakes libdispatch's timer
