@@ -1,28 +1,47 @@
 import Dispatch
-import Synchronization
 @_spi(Benchmarks) @testable import MediaEvents
 import XCTest
 
-/// When an asynchronous delivery queue's drain lingers for more work: after a burst, so that
+/// When an asynchronous delivery queue's drain lingers for more work: in a burst, so that
 /// libvlc's thread adds to the running drain instead of waking the queue's thread per event;
 /// never after a lone event, where lingering only burns the queue thread's CPU and makes its
 /// next wake-up wait for the sending thread to block.
 final class QueueDrainTests: XCTestCase {
     private final class Source: Sendable {}
 
-    func testDrain_afterALoneDelivery_givesTheQueueBackWithoutLingering() {
-        let queue = DispatchQueue(label: "drain-lone")
-        let statistics = DrainStatistics.of(queue)
+    /// A handler delivering asynchronously on a new queue, and that queue's mark.
+    private func asyncHandler(_ label: String) -> (EventsHandler<Source>, QueueIdentity.Mark, Source) {
+        let queue = DispatchQueue(label: label)
         let source = Source()
         let handler = EventsHandler(
             object: source, configuration: EventsQueueConfiguration(queue: queue, isAsync: true))
+        return (handler, QueueIdentity.mark(queue), source)
+    }
+
+    func testLingerRule_lingersForABurstOnly() {
+        typealias Mark = QueueIdentity.Mark
+        let linger = Mark.lingerNanoseconds
+        XCTAssertFalse(Mark.lingers(delivered: 1, sinceGivenBack: 100 * linger), "a lone, paced event")
+        XCTAssertFalse(Mark.lingers(delivered: 1, sinceGivenBack: linger), "a lone event a linger's span later")
+        XCTAssertTrue(Mark.lingers(delivered: 2, sinceGivenBack: 100 * linger), "a batch of two")
+        XCTAssertTrue(Mark.lingers(delivered: 1, sinceGivenBack: linger / 4), "right after the last give-back")
+    }
+
+    func testDrain_afterALoneDelivery_givesTheQueueBackWithoutLingering() {
+        let (handler, mark, source) = asyncHandler("drain-lone")
+        let statistics = mark.statistics
         let rounds = 200
         runWithDeadline(30, "lone deliveries") {
             for round in 0..<rounds {
                 handler.handleEvent { _ in }
-                // The next event is sent only once this one's drain has given the queue back.
-                guard waitUntil(10, poll: 0.000_2, { statistics.queueGivenBack.load(ordering: .relaxed) > round })
-                else { return XCTFail("the drain of event \(round) did not give the queue back") }
+                // The next event is sent only once this one's drain has given the queue back,
+                // more than a linger's span ago: a lone event.
+                let paced = waitUntil(10, poll: 0.000_2) {
+                    statistics.queueGivenBack.load(ordering: .relaxed) > round
+                        && QueueIdentity.Mark.monotonicNanoseconds() - mark.lastGivenBack.load(ordering: .relaxed)
+                            > 2 * QueueIdentity.Mark.lingerNanoseconds
+                }
+                guard paced else { return XCTFail("the drain of event \(round) did not give the queue back") }
             }
         }
         XCTAssertEqual(statistics.deliveries.load(ordering: .relaxed), rounds)
@@ -32,19 +51,23 @@ final class QueueDrainTests: XCTestCase {
     }
 
     func testDrain_inABurst_lingersInsteadOfBeingScheduledPerEvent() {
-        let queue = DispatchQueue(label: "drain-burst")
-        let statistics = DrainStatistics.of(queue)
-        let source = Source()
-        let handler = EventsHandler(
-            object: source, configuration: EventsQueueConfiguration(queue: queue, isAsync: true))
+        let (handler, mark, source) = asyncHandler("drain-burst")
+        let statistics = mark.statistics
         let events = 20_000
-        let delivered = Atomic<Int>(0)
         runWithDeadline(30, "a burst") {
-            for _ in 0..<events { handler.handleEvent { _ in delivered.add(1, ordering: .relaxed) } }
-            XCTAssertTrue(waitUntil(20) { delivered.load(ordering: .relaxed) == events })
+            for _ in 0..<events { handler.handleEvent { _ in } }
+            // Every delivery has run and every drain scheduled has given the queue back or
+            // ended its slice (after its last linger).
+            XCTAssertTrue(
+                waitUntil(20) {
+                    let ended =
+                        statistics.queueGivenBack.load(ordering: .relaxed)
+                        + statistics.sliceEnded.load(ordering: .relaxed)
+                    return statistics.deliveries.load(ordering: .relaxed) == events
+                        && ended == statistics.drainsScheduled.load(ordering: .relaxed)
+                })
         }
         let drains = statistics.drainsScheduled.load(ordering: .relaxed)
-        XCTAssertEqual(statistics.deliveries.load(ordering: .relaxed), events)
         XCTAssertGreaterThan(statistics.lingers.load(ordering: .relaxed), 0)
         // A drain per event would be one wake-up of the queue's thread per event.
         XCTAssertLessThan(drains, events / 10, "\(drains) drains scheduled for a burst of \(events) events")

@@ -16,10 +16,11 @@ import Synchronization
 ///
 /// libvlc is given a handler, never the object, as a listener's user data. The handler holds
 /// the object weakly; each delivery holds a strong reference for its whole duration (an
-/// asynchronous one until it has run), and that reference is always dropped on a private
-/// release queue. So when a delivery holds the last reference, the object's `deinit` runs on
-/// the release queue, not on the libvlc thread that is inside `libvlc_event_send` with the
-/// event manager's lock held (where a `deinit` that detaches or stops would deadlock).
+/// asynchronous one until it has ended: run, and its payload dropped), and that reference is
+/// always dropped on a private release queue. So when a delivery holds the last reference, the
+/// object's `deinit` runs on the release queue, not on the libvlc thread that is inside
+/// `libvlc_event_send` with the event manager's lock held (where a `deinit` that detaches or
+/// stops would deadlock).
 ///
 /// The strong reference is amortized as a lease: the first delivery of a burst takes one
 /// strong reference and schedules its expiry a short while later (`leaseDuration`); every
@@ -174,7 +175,8 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
             }
             returnLease()
         case .async:
-            // A queued delivery stays a user of the lease until it has run.
+            // A queued delivery stays a user of the lease until it has ended (see
+            // `DeliveryEnding`).
             // Handed over at +1 with no strong local left to release after the push, when the
             // drain may already be running the node (its reference count would then bounce
             // between the two threads).

@@ -50,17 +50,31 @@ enum QueueIdentity {
         static var lingerNanoseconds: UInt64 { 20_000 }
 
         /// Whether a drain lingers after every batch, even one that ran a single delivery.
-        /// Otherwise (the delivery queues) a drain that has run only one delivery gives the
-        /// queue back at once: an event that arrives alone is paced, and lingering after it
-        /// costs the queue's thread CPU time, which on Linux's EEVDF scheduler also costs its
-        /// next wake-up: a thread that yielded or spun since it last slept no longer preempts
-        /// the thread that wakes it, so the delivery waits for libvlc's thread to block. The
+        /// Otherwise (the delivery queues) see `lingers(delivered:sinceGivenBack:)`. The
         /// stream queue lingers always: it resumes one consumer per batch, so its bursts are
         /// batches of one.
         let lingersAfterEveryBatch: Bool
 
+        /// When the last drain gave the queue back (`monotonicNanoseconds`). Drains of one
+        /// mark run one at a time, ordered by `head`'s exchanges.
+        let lastGivenBack = Atomic<UInt64>(0)
+
         init(lingersAfterEveryBatch: Bool) {
             self.lingersAfterEveryBatch = lingersAfterEveryBatch
+        }
+
+        /// Whether a delivery queue's drain that has run `delivered` deliveries, and started
+        /// `sinceGivenBack` nanoseconds after the previous drain gave the queue back, lingers
+        /// after its batch. A lone event, long after the last, is paced: lingering after it
+        /// costs the queue's thread CPU time, which on Linux's EEVDF scheduler also costs its
+        /// next wake-up (a thread that yielded or spun since it last slept no longer preempts
+        /// the thread that wakes it, so the delivery waits for libvlc's thread to block). A
+        /// drain that ran more than one delivery, or that started within a linger's span of
+        /// the last give-back, serves a burst: where the queue's thread preempts the sender
+        /// on one core, each drain runs one event, and without the linger every event would
+        /// wake it again.
+        static func lingers(delivered: Int, sinceGivenBack: UInt64) -> Bool {
+            delivered > 1 || sinceGivenBack < lingerNanoseconds
         }
 
         /// Queues `delivery` (retained; the drain releases it) on `queue` (the queue this mark
@@ -86,14 +100,15 @@ enum QueueIdentity {
         /// How long one drain may keep running batches before it gives the queue back.
         static var drainSliceNanoseconds: UInt64 { 1_000_000 }
 
-        /// Runs batches until none is queued (lingering briefly for more after each, once the
-        /// drain has run more than one delivery), then returns the queue. Work queued while a
-        /// drain runs is run by that same drain, so a block submitted to the queue after an
-        /// event was sent runs after the event's delivery, as with one `async` per event. A drain that has run for `drainSliceNanoseconds` runs
-        /// what is queued at that moment and gives the queue back, so a continuous stream
-        /// cannot starve the queue's other work.
+        /// Runs batches until none is queued (lingering briefly for more after each when it
+        /// serves a burst), then returns the queue. Work queued while a drain runs is run by
+        /// that same drain, so a block submitted to the queue after an event was sent runs
+        /// after the event's delivery, as with one `async` per event. A drain that has run for
+        /// `drainSliceNanoseconds` runs what is queued at that moment and gives the queue back,
+        /// so a continuous stream cannot starve the queue's other work.
         private func drain(on queue: DispatchQueue) {
             let start = Self.monotonicNanoseconds()
+            let sinceGivenBack = start &- lastGivenBack.load(ordering: .relaxed)
             var delivered = 0
             repeat {
                 let newest = head.exchange(Self.drainActive, ordering: .acquiring) & ~Self.drainActive
@@ -101,7 +116,11 @@ enum QueueIdentity {
                 let ran = Self.runOldestFirst(newest)
                 statistics.deliveries.add(ran, ordering: .relaxed)
                 delivered += ran
-                if delivered > 1 || lingersAfterEveryBatch { lingerForWork() }
+                if lingersAfterEveryBatch || Self.lingers(delivered: delivered, sinceGivenBack: sinceGivenBack) {
+                    lingerForWork()
+                }
+                // Stored before the exchange that lets the next drain start.
+                lastGivenBack.store(Self.monotonicNanoseconds(), ordering: .relaxed)
                 if head.compareExchange(expected: Self.drainActive, desired: 0, ordering: .acquiringAndReleasing)
                     .exchanged
                 {
@@ -110,6 +129,7 @@ enum QueueIdentity {
                 }
             } while Self.monotonicNanoseconds() - start < Self.drainSliceNanoseconds
             statistics.sliceEnded.add(1, ordering: .relaxed)
+            lastGivenBack.store(Self.monotonicNanoseconds(), ordering: .relaxed)
             // Slice used up: run what is queued now, then give the queue back. Re-queueing
             // the drain instead would put these deliveries behind blocks submitted after
             // their events; events pushed after this exchange find the bit clear and queue
@@ -167,7 +187,7 @@ enum QueueIdentity {
             }
         }
 
-        private static func monotonicNanoseconds() -> UInt64 {
+        static func monotonicNanoseconds() -> UInt64 {
             var time = timespec()
             clock_gettime(CLOCK_MONOTONIC, &time)
             return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)

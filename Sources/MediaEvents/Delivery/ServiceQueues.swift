@@ -33,7 +33,12 @@ enum ServiceQueues {
     static let streams = DispatchQueue(label: "MediaEvents.streams", qos: qos)
 
     /// The stream queue's mark, whose drain list carries the consumers' resumptions.
-    static let streamsMark = QueueIdentity.mark(streams, lingersAfterEveryBatch: true)
+    static let streamsMark: QueueIdentity.Mark = {
+        let mark = QueueIdentity.mark(streams, lingersAfterEveryBatch: true)
+        // The first use of a queue's mark decides how it lingers.
+        precondition(mark.lingersAfterEveryBatch, "the stream queue was marked before its mark was made")
+        return mark
+    }()
 
     /// Every queued release pass, lease, completion and teardown (detach and native
     /// release) that has not finished yet; `VLCLibrary.waitForPendingTeardowns` waits for it.
