@@ -317,7 +317,6 @@ extension EventsHandler: LeaseHolder {
 /// dropped with the node before the drain ends the delivery.
 private final class PendingCall<Object: AnyObject & Sendable>: QueuedDelivery, @unchecked Sendable {
     // @unchecked: as `PendingDelivery`'s.
-    let handler: Unmanaged<EventsHandler<Object>>
     let lease: Unmanaged<Object>
     let body: @Sendable (Object) -> Void
 
@@ -325,14 +324,13 @@ private final class PendingCall<Object: AnyObject & Sendable>: QueuedDelivery, @
         handler: Unmanaged<EventsHandler<Object>>, lease: Unmanaged<Object>, armsLease: Bool,
         body: @escaping @Sendable (Object) -> Void
     ) {
-        self.handler = handler
         self.lease = lease
         self.body = body
-        super.init(ending: handler._withUnsafeGuaranteedRef { DeliveryEnding(owner: $0, armsLease: armsLease) })
+        super.init(ending: DeliveryEnding(handler, armsLease: armsLease))
     }
 
     override func run() {
-        let identity = handler._withUnsafeGuaranteedRef { $0.identity }
+        let identity = ending.unsafelyUnwrapped.ownerIdentity
         DeliveryContext.with(sender: 0, handler: identity, isBlocking: false) {
             lease._withUnsafeGuaranteedRef { body($0) }
         }
@@ -345,10 +343,9 @@ private final class PendingDelivery<Object: AnyObject & Sendable, Payload: Senda
     @unchecked Sendable
 {
     // @unchecked: every stored property is an immutable `let` of a Sendable type; the lease
-    // and the handler are kept alive by the borrow this delivery holds until it has ended
-    // (the object, which cannot be freed while its lease is borrowed, is torn down before
-    // the native event table releases the handler).
-    let handler: Unmanaged<EventsHandler<Object>>
+    // and the handler (the ending's owner) are kept alive by the borrow this delivery holds
+    // until it has ended (the object, which cannot be freed while its lease is borrowed, is
+    // torn down before the native event table releases the handler).
     let lease: Unmanaged<Object>
     /// Dropped with the node, before the drain ends the delivery and so returns the borrow:
     /// the wrappers a payload holds (a `MediaChanged` media) must be let go while the lease
@@ -362,15 +359,14 @@ private final class PendingDelivery<Object: AnyObject & Sendable, Payload: Senda
         handler: Unmanaged<EventsHandler<Object>>, lease: Unmanaged<Object>, armsLease: Bool, payload: Payload,
         deliver: @escaping @Sendable (Object, Payload) -> Void
     ) {
-        self.handler = handler
         self.lease = lease
         self.payload = payload
         self.deliver = deliver
-        super.init(ending: handler._withUnsafeGuaranteedRef { DeliveryEnding(owner: $0, armsLease: armsLease) })
+        super.init(ending: DeliveryEnding(handler, armsLease: armsLease))
     }
 
     override func run() {
-        let identity = handler._withUnsafeGuaranteedRef { $0.identity }
+        let identity = ending.unsafelyUnwrapped.ownerIdentity
         DeliveryContext.with(sender: 0, handler: identity, isBlocking: false) {
             lease._withUnsafeGuaranteedRef { deliver($0, payload) }
         }

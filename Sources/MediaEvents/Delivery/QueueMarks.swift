@@ -110,40 +110,41 @@ enum QueueIdentity {
             let start = Self.monotonicNanoseconds()
             let sinceGivenBack = start &- lastGivenBack.load(ordering: .relaxed)
             var delivered = 0
+            var now = start
             repeat {
                 let newest = head.exchange(Self.drainActive, ordering: .acquiring) & ~Self.drainActive
                 statistics.batches.add(1, ordering: .relaxed)
-                let ran = Self.runOldestFirst(newest)
-                statistics.deliveries.add(ran, ordering: .relaxed)
-                delivered += ran
+                delivered += runOldestFirst(newest)
                 if lingersAfterEveryBatch || Self.lingers(delivered: delivered, sinceGivenBack: sinceGivenBack) {
                     lingerForWork()
                 }
-                // Stored before the exchange that lets the next drain start.
-                lastGivenBack.store(Self.monotonicNanoseconds(), ordering: .relaxed)
+                now = Self.monotonicNanoseconds()
+                // Stored before the exchange that lets the next drain start (here, or after
+                // the slice below).
+                lastGivenBack.store(now, ordering: .relaxed)
                 if head.compareExchange(expected: Self.drainActive, desired: 0, ordering: .acquiringAndReleasing)
                     .exchanged
                 {
                     statistics.queueGivenBack.add(1, ordering: .relaxed)
                     return
                 }
-            } while Self.monotonicNanoseconds() - start < Self.drainSliceNanoseconds
+            } while now - start < Self.drainSliceNanoseconds
             statistics.sliceEnded.add(1, ordering: .relaxed)
-            lastGivenBack.store(Self.monotonicNanoseconds(), ordering: .relaxed)
             // Slice used up: run what is queued now, then give the queue back. Re-queueing
             // the drain instead would put these deliveries behind blocks submitted after
             // their events; events pushed after this exchange find the bit clear and queue
             // a drain of their own, ahead of any block submitted after them.
-            let ran = Self.runOldestFirst(head.exchange(0, ordering: .acquiringAndReleasing) & ~Self.drainActive)
-            statistics.deliveries.add(ran, ordering: .relaxed)
+            runOldestFirst(head.exchange(0, ordering: .acquiringAndReleasing) & ~Self.drainActive)
         }
 
         /// Reverses the list (pushed newest first) and runs it in the order it was queued;
-        /// returns how many deliveries it ran.
-        private static func runOldestFirst(_ newest: UInt) -> Int {
+        /// returns how many deliveries it ran (counted in `statistics` once all have).
+        @discardableResult
+        private func runOldestFirst(_ newest: UInt) -> Int {
             var node = newest
             var oldest: UInt = 0
             var count = 0
+            defer { statistics.deliveries.add(count, ordering: .relaxed) }
             while node != 0 {
                 count += 1
                 let delivery = Unmanaged<QueuedDelivery>.fromOpaque(UnsafeRawPointer(bitPattern: node)!)
@@ -269,6 +270,15 @@ struct DeliveryEnding {
     /// Kept alive by the borrow the delivery holds until `end()` returns it.
     unowned(unsafe) let owner: any DeliveryOwner
     let armsLease: Bool
+
+    /// The end of a delivery that borrowed from `owner`, made without retaining it.
+    init<Owner: DeliveryOwner>(_ owner: Unmanaged<Owner>, armsLease: Bool) {
+        self.owner = owner._withUnsafeGuaranteedRef { $0 }
+        self.armsLease = armsLease
+    }
+
+    /// The owner's identity in delivery frames (its address).
+    var ownerIdentity: UInt { UInt(bitPattern: ObjectIdentifier(owner)) }
 
     func end() { owner.endQueuedDelivery(armingLease: armsLease) }
 }
