@@ -8,6 +8,8 @@ struct Options {
     var runs = 5
     /// Paced events for the latency measurement.
     var latencyEvents = 10_000
+    /// Paced events of each variant run, unmeasured, before the latency measurement.
+    var latencyWarmUpEvents: Int { max(latencyEvents / 10, 100) }
     /// Pause after each paced event, in microseconds.
     var latencyPauseMicroseconds: UInt32 = 50
     /// Subscribe + cancel pairs per run, and live subscriptions for the memory measurement.

@@ -212,7 +212,7 @@ struct Report {
     private var parameters: String {
         "\(Self.grouped(Double(options.events))) events per run, median of \(options.runs) runs after a warm-up; "
             + "latency: \(Self.grouped(Double(options.latencyEvents))) events paced by "
-            + "\(options.latencyPauseMicroseconds) µs"
+            + "\(options.latencyPauseMicroseconds) µs after \(Self.grouped(Double(options.latencyWarmUpEvents))) unmeasured"
     }
 
     func text() -> String {
