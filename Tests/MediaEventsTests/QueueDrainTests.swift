@@ -5,7 +5,8 @@ import XCTest
 /// When an asynchronous delivery queue's drain lingers for more work: in a burst, so that
 /// libvlc's thread adds to the running drain instead of waking the queue's thread per event;
 /// never after a lone event, where lingering only burns the queue thread's CPU and makes its
-/// next wake-up wait for the sending thread to block.
+/// next wake-up wait for the sending thread to block. And when the thread that woke the
+/// queue's thread yields to it.
 final class QueueDrainTests: XCTestCase {
     private final class Source: Sendable {}
 
@@ -47,6 +48,25 @@ final class QueueDrainTests: XCTestCase {
         XCTAssertEqual(statistics.deliveries.load(ordering: .relaxed), rounds)
         XCTAssertEqual(statistics.drainsScheduled.load(ordering: .relaxed), rounds)
         XCTAssertEqual(statistics.lingers.load(ordering: .relaxed), 0, "a drain lingered after a lone delivery")
+        withExtendedLifetime(source) {}
+    }
+
+    func testHandOff_yieldsOncePerWakeUpThatHasNotRun_neverPerQueuedEvent() {
+        let (handler, mark, source) = asyncHandler("drain-hand-off")
+        let statistics = mark.statistics
+        let queue = handler.configuration.dispatchQueue!
+        let events = 50
+        // Suspended, the queue cannot start the drain its first push schedules: that push
+        // finds its delivery still queued and yields; the rest join the scheduled drain.
+        queue.suspend()
+        for _ in 0..<events { handler.handleEvent { _ in } }
+        XCTAssertEqual(statistics.drainsScheduled.load(ordering: .relaxed), 1)
+        XCTAssertEqual(statistics.handOffYields.load(ordering: .relaxed), 1)
+        queue.resume()
+        runWithDeadline(30, "the queued deliveries") {
+            XCTAssertTrue(waitUntil(20) { statistics.deliveries.load(ordering: .relaxed) == events })
+        }
+        XCTAssertEqual(statistics.handOffYields.load(ordering: .relaxed), 1)
         withExtendedLifetime(source) {}
     }
 

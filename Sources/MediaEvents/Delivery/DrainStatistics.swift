@@ -30,6 +30,9 @@ public final class DrainStatistics: Sendable {
     public let lingerYields = Atomic<Int>(0)
     /// Drains that used up their slice.
     public let sliceEnded = Atomic<Int>(0)
+    /// `sched_yield` calls made by the thread that woke the queue's thread (or, for the
+    /// stream queue, resumed a consumer directly), to let it run now.
+    public let handOffYields = Atomic<Int>(0)
 
     init() {}
 
@@ -40,11 +43,12 @@ public final class DrainStatistics: Sendable {
             deliveries.exchange(0, ordering: .relaxed), queueGivenBack.exchange(0, ordering: .relaxed),
             lingers.exchange(0, ordering: .relaxed), lingerExpired.exchange(0, ordering: .relaxed),
             lingerYields.exchange(0, ordering: .relaxed), sliceEnded.exchange(0, ordering: .relaxed),
+            handOffYields.exchange(0, ordering: .relaxed),
         ]
     }
 
     public static let names = [
         "drains scheduled", "batches", "deliveries", "queue given back", "lingers", "linger expired",
-        "linger yields", "slice ended",
+        "linger yields", "slice ended", "hand-off yields",
     ]
 }

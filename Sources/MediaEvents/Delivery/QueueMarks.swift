@@ -94,7 +94,23 @@ enum QueueIdentity {
             if old & Self.drainActive == 0 {
                 statistics.drainsScheduled.add(1, ordering: .relaxed)
                 queue.async { self.drain(on: queue) }
+                // Still queued: the queue's thread was woken but did not preempt this one.
+                if head.load(ordering: .relaxed) != 0 { Self.yieldToWokenThread(statistics) }
             }
+        }
+
+        /// Gives the CPU to the thread this one has just woken for a delivery, if it waits on
+        /// this core. The scheduler may put a woken thread on its waker's core even while
+        /// another is idle (a virtual machine's wakes an idle virtual CPU only at a cost), and
+        /// there it preempts its waker only while it is owed CPU time: otherwise the delivery
+        /// waits until libvlc's thread blocks, which for a paced event took about as long
+        /// again as the hop itself, and for an input thread that keeps demuxing can take a
+        /// whole time slice. One `sched_yield` per wake-up (never per event of a burst, whose
+        /// drain is running) lets it run now; where it runs on another core, the yield finds
+        /// nothing to switch to and returns.
+        static func yieldToWokenThread(_ statistics: DrainStatistics) {
+            statistics.handOffYields.add(1, ordering: .relaxed)
+            sched_yield()
         }
 
         /// How long one drain may keep running batches before it gives the queue back.

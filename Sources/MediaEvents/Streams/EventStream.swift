@@ -196,6 +196,8 @@ final class EventStreamSink<Event: VLCEvent>: EventSink {
             // executor, never on this thread.
             if direct {
                 waiter.resumeNow(event)
+                // The resume woke an executor thread: let it run the consumer now.
+                QueueIdentity.Mark.yieldToWokenThread(ServiceQueues.streamsMark.statistics)
                 return
             }
             // In a burst, from the stream queue: this is usually libvlc's thread, and resuming
