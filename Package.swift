@@ -27,7 +27,9 @@ let package = Package(
         // libvlc 3.0's non-atomic media reference count, made atomic for every caller in the
         // process (see its header).
         .target(name: "CLibVLCFixes", dependencies: ["CLibVLC"], linkerSettings: [.linkedLibrary("dl")]),
-        .target(name: "MediaEvents", dependencies: ["CLibVLC", "CLibVLCLog", "CLibVLCFixes"]),
+        // The current thread's innermost delivery frame, a C thread-local (see its header).
+        .target(name: "CDeliveryFrame"),
+        .target(name: "MediaEvents", dependencies: ["CLibVLC", "CLibVLCLog", "CLibVLCFixes", "CDeliveryFrame"]),
         .target(name: "CVLCTestSupport", dependencies: ["CLibVLC"], path: "Tests/CVLCTestSupport"),
         // What both test targets share: generated media, a local HTTP server, a server that never
         // answers, a pthread-locked box. No dependency on MediaEvents.

@@ -1,4 +1,4 @@
-import Glibc
+import CDeliveryFrame
 
 /// What the current thread is doing for a delivery: the facts a public member needs to know
 /// so that it never waits for something that is waiting for it.
@@ -33,24 +33,16 @@ enum DeliveryContext {
         var work: [@Sendable () -> Void] = []
     }
 
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key, nil)
-        precondition(status == 0, "pthread_key_create failed: \(status)")
-        return key
-    }()
-
     /// Runs `body` with `frame` on top of the current thread's chain.
     @inline(__always)
     static func with<Result>(sender: UInt, handler: UInt, isBlocking: Bool, _ body: () -> Result) -> Result {
-        let key = key
         var frame = Frame(
             sender: sender, handler: handler, isBlocking: isBlocking,
-            previous: pthread_getspecific(key), deferred: nil)
+            previous: mediaevents_delivery_frame_get(), deferred: nil)
         return withUnsafeMutablePointer(to: &frame) { pointer in
-            pthread_setspecific(key, pointer)
+            mediaevents_delivery_frame_set(pointer)
             defer {
-                pthread_setspecific(key, pointer.pointee.previous)
+                mediaevents_delivery_frame_set(pointer.pointee.previous)
                 if let deferred = pointer.pointee.deferred {
                     deferred.takeRetainedValue().work.forEach { $0() }
                 }
@@ -68,7 +60,7 @@ enum DeliveryContext {
     /// handler returns, so queued at once it would hold up its queue, and every wait for
     /// teardowns made in the handler, until then.
     static func afterDelivery(from bits: UInt, _ work: @escaping @Sendable () -> Void) -> Bool {
-        var next = pthread_getspecific(key)
+        var next = mediaevents_delivery_frame_get()
         while let raw = next {
             let frame = raw.assumingMemoryBound(to: Frame.self)
             if frame.pointee.sender == bits && frame.pointee.isBlocking {
@@ -89,7 +81,7 @@ enum DeliveryContext {
 
     /// Visits the current thread's frames, innermost first, until `visit` returns `true`.
     private static func first(where visit: (Frame) -> Bool) -> Bool {
-        var next = pthread_getspecific(key)
+        var next = mediaevents_delivery_frame_get()
         while let raw = next {
             let frame = raw.assumingMemoryBound(to: Frame.self).pointee
             if visit(frame) { return true }
@@ -99,7 +91,7 @@ enum DeliveryContext {
     }
 
     /// Whether a handler runs on this thread (of any route).
-    static var isInDelivery: Bool { pthread_getspecific(key) != nil }
+    static var isInDelivery: Bool { mediaevents_delivery_frame_get() != nil }
 
     /// Whether a libvlc thread is waiting for a handler that runs on this thread: then a
     /// wait must not block.

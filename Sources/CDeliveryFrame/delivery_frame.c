@@ -1,0 +1,3 @@
+#include "CDeliveryFrame.h"
+
+_Thread_local void *mediaevents_delivery_frame = 0;
