@@ -94,8 +94,9 @@ enum QueueIdentity {
             if old & Self.drainActive == 0 {
                 statistics.drainsScheduled.add(1, ordering: .relaxed)
                 queue.async { self.drain(on: queue) }
-                // Still queued: the queue's thread was woken but did not preempt this one.
-                if head.load(ordering: .relaxed) != 0 { Self.yieldToWokenThread(statistics) }
+                // Still queued (the list is not empty): the queue's thread was woken but did
+                // not preempt this one, nor has it started on another core.
+                if head.load(ordering: .relaxed) & ~Self.drainActive != 0 { Self.yieldToWokenThread(statistics) }
             }
         }
 
