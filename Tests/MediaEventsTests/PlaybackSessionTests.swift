@@ -6,6 +6,16 @@ import XCTest
 /// Playbacks: every start of a media begins one with an id, every event is tagged with the
 /// playback whose input sent it, and each gets exactly one outcome.
 final class PlaybackSessionTests: XCTestCase {
+    /// The stall check's idle time: a progress stored after the clock was read (a start later
+    /// than the end) counts as no time, never as a negative `UInt64` difference, which traps.
+    func testElapsed_whenTheStartIsLaterThanTheEnd_isZero() {
+        let earlier = DispatchTime(uptimeNanoseconds: 5_000_000_000)
+        let later = DispatchTime(uptimeNanoseconds: 5_000_000_700)
+        XCTAssertEqual(PlaybackTracker.elapsed(from: later, to: earlier), .zero)
+        XCTAssertEqual(PlaybackTracker.elapsed(from: earlier, to: later), .nanoseconds(700))
+        XCTAssertEqual(PlaybackTracker.elapsed(from: earlier, to: earlier), .zero)
+    }
+
     /// A WAV played to its end: `began` first, one `ended` of outcome `eof`, every event of the
     /// playback tagged with id 1, in every configuration; `outcome(of:)` answers the same after.
     func testPlayToOutcome_whenWAVPlaysToItsEnd_endsOnceAsEOFWithEveryEventTagged() async throws {

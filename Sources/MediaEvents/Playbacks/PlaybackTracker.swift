@@ -352,7 +352,7 @@ final class PlaybackTracker: Sendable {
     }
 
     /// The time from `start` to `end`; zero when `end` comes first.
-    private static func elapsed(from start: DispatchTime, to end: DispatchTime) -> Duration {
+    static func elapsed(from start: DispatchTime, to end: DispatchTime) -> Duration {
         end > start ? .nanoseconds(Int64(end.uptimeNanoseconds - start.uptimeNanoseconds)) : .zero
     }
 
