@@ -24,6 +24,9 @@ final class Daemon: Sendable {
         var playlistEndPending = false
         /// The last playback whose `PlaybackEnded` line was written.
         var lastEnded: PlaybackID?
+        /// mpv's `end-file` of a playback that ended while the playlist goes on, held until
+        /// the playlist has moved (see `publishEndFile`): its fields and its line's seq.
+        var heldEndFile: (fields: [(String, JSONValue)], seq: Int?)?
         var stopping = false
         /// The exit status (`quit` gives one).
         var exitStatus: Int32 = 0
@@ -284,6 +287,7 @@ final class Daemon: Sendable {
 
     /// The exit itself, once `beginStopping` returned true.
     private func stop(reason: String) {
+        releaseHeldEndFile()
         notifier?.send("STOPPING=1")
         note("Stopping", [("reason", .string(reason))])
         // A teardown that hangs in libvlc must not keep the daemon alive past its 2 s promise.
@@ -478,6 +482,7 @@ final class Daemon: Sendable {
         case .began:
             // Before anything that could wait (the log): a stall of an older playback is over.
             liveness.noteBegan(event.playback)
+            releaseHeldEndFile()
             state.withLock { state in
                 state.started += 1
                 state.playback = (event.playback, event.entry)
@@ -512,9 +517,12 @@ final class Daemon: Sendable {
                 return .some(seq)
             }
             guard let seq = written else { return }
-            control?.publishMpv("end-file", Self.endFileFields(summary) + mpvContext, seq: seq)
+            // Read once: the playlist may stop meanwhile, and `idle` must follow `end-file`.
+            let active = playlist?.isActive
+            let goesOn = summary.outcome != .quit && active == true && !isStopping
+            publishEndFile(Self.endFileFields(summary) + mpvContext, seq: seq, holding: goesOn)
             // Nothing plays next: mpv's (deprecated, still sent) `idle`.
-            if summary.outcome != .quit, !(playlist?.isActive ?? true) { control?.publishMpv("idle", [], seq: nil) }
+            if summary.outcome != .quit, active == false { control?.publishMpv("idle", [], seq: nil) }
             control?.propertiesChanged()
             let playlistEnded = state.withLock { state in
                 defer { state.playlistEndPending = false }
@@ -529,6 +537,7 @@ final class Daemon: Sendable {
     /// reports that playback's end).
     private func handle(_ event: PlaylistEvent) {
         eventTap.withLock { $0 }?(.playlist(event))
+        releaseHeldEndFile()
         guard case .endReached = event else {
             log.write(EventRecord(event))
             control?.propertiesChanged()
@@ -540,6 +549,35 @@ final class Daemon: Sendable {
             return ended
         }
         if lastEnded { finishPlaylist() }
+    }
+
+    /// mpv's `end-file`, which mpv sends once the file is unloaded. A playback that ended by
+    /// itself (or failed) while the playlist goes on is reported before libvlc has closed its
+    /// input: the playlist's move to the next entry does that (libvlc's `set_media` joins the
+    /// ended input), and only then publishes its own events. So its `end-file` is held until
+    /// the playlist's next event or the next playback's start, whichever comes first; both
+    /// come after the join. One that nothing follows (the playlist ends, a `stop`, the exit)
+    /// goes at once.
+    private func publishEndFile(_ fields: [(String, JSONValue)], seq: Int?, holding: Bool) {
+        if holding {
+            let older = state.withLock { state in
+                defer { state.heldEndFile = (fields, seq) }
+                return state.heldEndFile
+            }
+            if let older { control?.publishMpv("end-file", older.fields, seq: older.seq) }
+            return
+        }
+        releaseHeldEndFile()
+        control?.publishMpv("end-file", fields, seq: seq)
+    }
+
+    /// Publishes the held `end-file`, if any.
+    private func releaseHeldEndFile() {
+        let held = state.withLock { state in
+            defer { state.heldEndFile = nil }
+            return state.heldEndFile
+        }
+        if let held { control?.publishMpv("end-file", held.fields, seq: held.seq) }
     }
 
     /// `end-file`'s `reason` (mpv's), `file_error` (mpv's words) for a failure, and this

@@ -119,6 +119,39 @@ final class MediaDaemonMpvTests: XCTestCase {
         XCTAssertEqual(exit.status, 3, "quit 3: the daemon's exit status")
     }
 
+    /// mpv sends `end-file` once the file is unloaded, so a client may move or delete it
+    /// then. An entry that plays to its end while the playlist goes on is closed by libvlc
+    /// only when the next entry replaces it: its `end-file` waits for that, and comes before
+    /// the next `start-file`.
+    func testEndFile_whenAnEntryPlaysToItsEnd_comesOnceTheFileIsClosed() throws {
+        let files = try (1...4).map { try TestMedia.wav(seconds: 0.3, sampleRate: 8000, name: "entry\($0).wav") }
+        let path = try testSocketPath()
+        let daemon = try RunningProgram("media-daemon", ["--control", path, "--no-progress"])
+        let client = try MpvTestClient(path: path)
+        _ = try client.ok("loadfile", files[0].path)
+        for file in files.dropFirst() { _ = try client.ok("loadfile", file.path, "append") }
+        for entry in 1..<files.count {
+            let ended = try XCTUnwrap(
+                client.waitForEvent("end-file") { $0["playlist_entry_id"] as? Int == entry }, "entry \(entry)")
+            XCTAssertEqual(ended["reason"] as? String, "eof")
+            let open = Self.openFiles(of: daemon.process.processIdentifier)
+            XCTAssertFalse(
+                open.contains(files[entry - 1].path), "entry \(entry)'s file still open at its end-file: \(open)")
+            let next = try XCTUnwrap(client.waitForEvent("start-file") { _ in true }, "after entry \(entry)")
+            XCTAssertEqual(next["playlist_entry_id"] as? Int, entry + 1)
+        }
+        _ = try client.ok("quit")
+        XCTAssertEqual(try daemon.finish(timeout: 30).status, 0)
+    }
+
+    /// The paths `pid` has open, from `/proc/PID/fd`.
+    private static func openFiles(of pid: Int32) -> Set<String> {
+        let directory = "/proc/\(pid)/fd"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return Set(
+            names.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "\(directory)/\($0)") })
+    }
+
     /// libvlc reports no time while paused (not even its echo of a seek's target): a seek made
     /// then is restarted at once, and time-pos reads the target, as with mpv; playing on
     /// continues from there.
