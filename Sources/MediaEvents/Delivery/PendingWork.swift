@@ -87,7 +87,8 @@ final class PendingWork: @unchecked Sendable {
     /// wrapper's subscriptions, whose completions may run at once on the release queue, until
     /// it has queued the teardown, which counts on its own. A program woken by a completion
     /// then finds the teardown pending. (A teardown deferred until a handler of the sender
-    /// returns, `TeardownAfterSenderHandler`, counts only once that handler has returned.)
+    /// returns, `TeardownAfterSenderHandler`, counts as a lease of that handler's thread until
+    /// then.)
     func countingDeinit(_ body: () -> Void) {
         enter(.otherQueue)
         defer { leave(.otherQueue) }

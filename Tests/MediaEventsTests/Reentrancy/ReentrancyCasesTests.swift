@@ -797,6 +797,56 @@ final class ReentrancyCasesTests: XCTestCase {
         }
     }
 
+    /// The teardown a handler defers for the second wrapper it dropped is pending from the
+    /// drop on, for a wait on any other thread: before, it counted only once the handler had
+    /// returned, and a program waiting meanwhile could exit first.
+    func testWaitForPendingTeardowns_onAnotherThread_whileAHandlerDefersASecondWrappersTeardown_findsItPending() {
+        for mode in [DispatchMode.inline, .queueSync] {
+            let (configuration, _) = mode.make(label: "cases.deferred-teardown")
+            let secondFreed = Counter()
+            let dropped = DispatchSemaphore(value: 0)
+            let resume = DispatchSemaphore(value: 0)
+            let sent = DispatchSemaphore(value: 0)
+            let delivering = Box<[UInt]>(nil)
+            runWithDeadline(40, "\(mode): a teardown deferred by a handler") {
+                // Subscribed first: its handler runs before the second wrapper's listener.
+                let media = makeMedia(SharedMedia.shortWAV, configuration: configuration)
+                let fired = Counter()
+                let second = Box<VLCMedia>(VLCMedia(retaining: media.native, configuration: configuration))
+                let token = media.observe(.metaChanged) { _ in
+                    guard fired.increment() == 1 else { return }
+                    delivering.set(DeliveryContext.deliveringHandlers)
+                    second.clear()
+                    dropped.signal()
+                    _ = resume.wait(timeout: .now() + 20)
+                }
+                let secondToken = second.current!.observe(.metaChanged, onCompletion: { secondFreed.increment() }) {
+                    _ in
+                }
+                XCTAssertTrue(VLCLibrary.waitForPendingTeardowns(timeout: 10), "\(mode): not idle before the event")
+                DispatchQueue.global().async {
+                    // libvlc sends MetaChanged from inside this call, on this thread.
+                    media.setMetaOnCallingThread(.title, "drop the second wrapper")
+                    sent.signal()
+                }
+                XCTAssertEqual(dropped.wait(timeout: .now() + 15), .success, "\(mode): no MetaChanged")
+                // Everything but the sending handler's own lease: the deferred teardown.
+                let idle = ServiceQueues.pendingTeardowns.waitForIdle(
+                    excluding: delivering.current ?? [], ignoringParses: true, until: .now() + 0.3)
+                XCTAssertFalse(
+                    idle, "\(mode): the deferred teardown was not pending (\(ServiceQueues.pendingTeardowns.pending))")
+                resume.signal()
+                XCTAssertEqual(sent.wait(timeout: .now() + 15), .success, "\(mode): setMeta did not return")
+                token.cancel()
+                withExtendedLifetime(secondToken) {
+                    XCTAssertTrue(
+                        secondFreed.wait(forAtLeast: 1, timeout: 15), "\(mode): the second wrapper was never torn down")
+                }
+            }
+            XCTAssertTrue(VLCLibrary.waitForPendingTeardowns(timeout: 20), "\(mode)")
+        }
+    }
+
     /// The same for a `FailureCauseRecorder`, whose listeners are on its player's event
     /// manager, dropped in a handler of that player (`MediaChanged`, sent from inside the
     /// queued `set_media` with the player's event lock held).
