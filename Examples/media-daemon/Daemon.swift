@@ -559,16 +559,13 @@ final class Daemon: Sendable {
     /// come after the join. One that nothing follows (the playlist ends, a `stop`, the exit)
     /// goes at once.
     private func publishEndFile(_ fields: [(String, JSONValue)], seq: Int?, holding: Bool) {
-        if holding {
-            let older = state.withLock { state in
-                defer { state.heldEndFile = (fields, seq) }
-                return state.heldEndFile
-            }
-            if let older { control?.publishMpv("end-file", older.fields, seq: older.seq) }
-            return
+        let line = (fields: fields, seq: seq)
+        let earlier = state.withLock { state in
+            defer { state.heldEndFile = holding ? line : nil }
+            return state.heldEndFile
         }
-        releaseHeldEndFile()
-        control?.publishMpv("end-file", fields, seq: seq)
+        if let earlier { control?.publishMpv("end-file", earlier.fields, seq: earlier.seq) }
+        if !holding { control?.publishMpv("end-file", fields, seq: seq) }
     }
 
     /// Publishes the held `end-file`, if any.
