@@ -96,7 +96,7 @@ enum QueueIdentity {
                 queue.async { self.drain(on: queue) }
                 // Still queued (the list is not empty): the queue's thread was woken but did
                 // not preempt this one, nor has it started on another core.
-                if head.load(ordering: .relaxed) & ~Self.drainActive != 0 { Self.yieldToWokenThread(statistics) }
+                if head.load(ordering: .relaxed) & ~Self.drainActive != 0 { yieldToWokenThread() }
             }
         }
 
@@ -109,7 +109,7 @@ enum QueueIdentity {
         /// whole time slice. One `sched_yield` per wake-up (never per event of a burst, whose
         /// drain is running) lets it run now; where it runs on another core, the yield finds
         /// nothing to switch to and returns.
-        static func yieldToWokenThread(_ statistics: DrainStatistics) {
+        func yieldToWokenThread() {
             statistics.handOffYields.add(1, ordering: .relaxed)
             sched_yield()
         }

@@ -197,7 +197,7 @@ final class EventStreamSink<Event: VLCEvent>: EventSink {
             if direct {
                 waiter.resumeNow(event)
                 // The resume woke an executor thread: let it run the consumer now.
-                QueueIdentity.Mark.yieldToWokenThread(ServiceQueues.streamsMark.statistics)
+                ServiceQueues.streamsMark.yieldToWokenThread()
                 return
             }
             // In a burst, from the stream queue: this is usually libvlc's thread, and resuming
