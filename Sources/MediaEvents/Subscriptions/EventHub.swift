@@ -21,16 +21,19 @@ protocol EventSink<Event>: AnyObject, Sendable {
 
 /// The subscribers of one event source.
 ///
-/// All state is one struct behind one lock; publishing takes a snapshot of the sinks under
-/// the lock and calls them after unlocking, so user code never runs with the lock held and
-/// may subscribe or cancel from inside a delivery.
+/// All state is one struct behind one lock, and publishing takes none: it reads the snapshot
+/// of the live sinks made by the first publish after the last change, and calls them with no
+/// lock held, so user code may subscribe or cancel from inside a delivery. A change retires
+/// the snapshot; a retired snapshot is freed once no publish is running (a count of running
+/// publishes, read after the retirement, is zero), by the change itself or by the last
+/// publish to end.
 ///
 /// Adding and removing a sink cost O(1) (amortized): the sinks sit in subscription order in
 /// an array of slots, a dictionary gives each live sink's slot, and a removed sink leaves an
 /// empty slot that publishing skips; the slots are squeezed once the empty ones outnumber
 /// the live ones. (Scanning the array on each cancel made cancelling n subscriptions O(n²).)
-/// A removal while an event is being published copies the slots once, since the publishing
-/// snapshot shares them; the removals after it in the same publish find them unshared.
+/// The first publish after a change copies the live sinks into a new snapshot (O(live), no
+/// more than that publish's own walk over them); changes between two publishes copy nothing.
 public final class EventHub<Event: VLCEvent>: Sendable {
     /// A sink by its concrete class, so that publishing calls it directly: through the
     /// existential, the call landed in the sink's unspecialized generic code, which looks up
@@ -47,9 +50,30 @@ public final class EventHub<Event: VLCEvent>: Sendable {
         }
     }
 
+    /// The live sinks in subscription order, as publishing reads them without the lock.
+    private final class Snapshot: @unchecked Sendable {
+        // @unchecked: written once in `init`, then only read until `deinit`.
+        let slots: UnsafeMutableBufferPointer<Slot>
+
+        init(_ slots: [Slot?]) {
+            let live = slots.compactMap { $0 }
+            self.slots = .allocate(capacity: live.count)
+            _ = self.slots.initialize(from: live)
+        }
+
+        deinit {
+            slots.deinitialize()
+            slots.deallocate()
+        }
+    }
+
     private struct State {
         /// In subscription order; `nil` where a sink was removed, until `compact()`.
         var slots: [Slot?] = []
+        /// The snapshot `published` points at, if any (this holds it).
+        var snapshot: Snapshot?
+        /// Snapshots replaced while a publish may still read them.
+        var retired: [Snapshot] = []
         /// The slot of each live sink.
         var slotOf: [ObjectIdentifier: Int] = [:]
         var finished = false
@@ -88,8 +112,71 @@ public final class EventHub<Event: VLCEvent>: Sendable {
     }
 
     private let state = Protected(State())
+    /// `state.snapshot`'s address while it is current, 0 once a change retired it.
+    private let published = Atomic<UInt>(0)
+    /// Publishes running now; each reads `published` after counting itself.
+    private let publishing = Atomic<Int>(0)
+    /// Whether `state.retired` is not empty: the last publish to end then frees it.
+    private let hasRetired = Atomic<Bool>(false)
 
     init() {}
+
+    /// Changes the state under the lock and retires the published snapshot. What is freed
+    /// (snapshots no publish can read, and the sinks only they held) is released after the
+    /// lock, since a sink's release may run user code (its closure's captures).
+    private func change<Result>(_ body: (inout State) -> Result) -> Result {
+        var freed: [Snapshot] = []
+        let result = state.withLock { state in
+            let result = body(&state)
+            if let current = state.snapshot {
+                // Sequentially consistent, with the count's read below and a publish's count
+                // and read: a publish that counted itself after the count was read loads 0 here.
+                published.store(0, ordering: .sequentiallyConsistent)
+                state.snapshot = nil
+                state.retired.append(current)
+            }
+            if !state.retired.isEmpty {
+                // Flagged before the count is read: a publish that ends after the read sees
+                // the flag, and frees them (sequentially consistent on both sides).
+                hasRetired.store(true, ordering: .sequentiallyConsistent)
+                if publishing.load(ordering: .sequentiallyConsistent) == 0 {
+                    swap(&freed, &state.retired)
+                    hasRetired.store(false, ordering: .relaxed)
+                }
+            }
+            return result
+        }
+        _ = consume freed
+        return result
+    }
+
+    /// The current snapshot, made from the state if a change retired the last one. Called
+    /// by a counted publish, so that what it returns is not freed before that publish ends.
+    @inline(never)
+    private func currentSnapshot() -> UInt {
+        state.withLock { state in
+            if let current = state.snapshot { return UInt(bitPattern: ObjectIdentifier(current)) }
+            let made = Snapshot(state.slots)
+            state.snapshot = made
+            let bits = UInt(bitPattern: ObjectIdentifier(made))
+            published.store(bits, ordering: .sequentiallyConsistent)
+            return bits
+        }
+    }
+
+    /// Frees the retired snapshots if no publish is running; called by a publish that ended
+    /// as the last one running while some were retired.
+    @inline(never)
+    private func freeRetired() {
+        let freed = state.withLock { state -> [Snapshot] in
+            guard publishing.load(ordering: .sequentiallyConsistent) == 0 else { return [] }
+            hasRetired.store(false, ordering: .relaxed)
+            var freed: [Snapshot] = []
+            swap(&freed, &state.retired)
+            return freed
+        }
+        _ = consume freed
+    }
 
     /// Installs the native listeners of the source; called once, in its `init`.
     ///
@@ -130,7 +217,7 @@ public final class EventHub<Event: VLCEvent>: Sendable {
 
     private func add(_ slot: Slot) -> Bool {
         listen()
-        return state.withLock { state in
+        return change { state in
             if state.finished { return false }
             state.append(slot)
             return true
@@ -156,18 +243,28 @@ public final class EventHub<Event: VLCEvent>: Sendable {
     }
 
     func remove(_ sink: any EventSink<Event>) {
-        state.withLock { $0.remove(sink) }
+        change { $0.remove(sink) }
     }
 
     var sinkCount: Int { state.withLock { $0.slotOf.count } }
 
     func publish(_ event: Event) {
-        let slots = state.withLock { $0.slots }
-        for case let slot? in slots {
-            switch slot {
-            case .closure(let sink): if sink.mask.contains(event.kind) { sink.receive(event) }
-            case .stream(let sink): if sink.mask.contains(event.kind) { sink.receive(event) }
+        publishing.add(1, ordering: .sequentiallyConsistent)
+        var bits = published.load(ordering: .sequentiallyConsistent)
+        if bits == 0 { bits = currentSnapshot() }
+        // Borrowed: a change retires it, and it is freed only once no publish runs.
+        Unmanaged<Snapshot>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef { snapshot in
+            for slot in snapshot.slots {
+                switch slot {
+                case .closure(let sink): if sink.mask.contains(event.kind) { sink.receive(event) }
+                case .stream(let sink): if sink.mask.contains(event.kind) { sink.receive(event) }
+                }
             }
+        }
+        if publishing.subtract(1, ordering: .sequentiallyConsistent).newValue == 0,
+            hasRetired.load(ordering: .sequentiallyConsistent)
+        {
+            freeRetired()
         }
     }
 
@@ -175,7 +272,7 @@ public final class EventHub<Event: VLCEvent>: Sendable {
     /// `lastEvent`'s kind receives it first (a media's `.freed`). Returns the native
     /// listeners, which the source detaches on one of its queues.
     func finish(lastEvent: Event? = nil) -> NativeEventTable? {
-        let (sinks, table) = state.withLock { state in
+        let (sinks, table) = change { state in
             state.finished = true
             defer {
                 state.slots = []
