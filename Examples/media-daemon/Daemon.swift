@@ -11,6 +11,9 @@ import MediaEvents
 /// for libvlc. Every line about a playback comes from `player.playbacks`, which tags each event
 /// with the playback whose input sent it and ends each playback once.
 final class Daemon: Sendable {
+    /// A held `end-file`: its fields, its line's seq, and whether it waits for the next start.
+    private typealias HeldEndFile = (fields: [(String, JSONValue)], seq: Int?, untilStart: Bool)
+
     private struct State {
         /// Each entry's location as the playlist, an argument or a client gave it; entries
         /// read from a playlist file or a directory are known by their MRL only.
@@ -25,8 +28,9 @@ final class Daemon: Sendable {
         /// The last playback whose `PlaybackEnded` line was written.
         var lastEnded: PlaybackID?
         /// mpv's `end-file` of a playback that ended while the playlist goes on, held until
-        /// the playlist has moved (see `publishEndFile`): its fields and its line's seq.
-        var heldEndFile: (fields: [(String, JSONValue)], seq: Int?)?
+        /// the playlist has moved (see `publishEndFile`): its fields, its line's seq, and
+        /// whether it waits for the next start (an entry that played to its end).
+        var heldEndFile: HeldEndFile?
         var stopping = false
         /// The exit status (`quit` gives one).
         var exitStatus: Int32 = 0
@@ -476,13 +480,14 @@ final class Daemon: Sendable {
             let seq = log.writeNumbered(EventRecord(event, source: "daemon", context: []), context: context)
             let implied = facts.withLock { $0.apply(playerEvent, playback: event.playback) }
             for name in implied { control?.publishMpv(name, mpvContext, seq: seq) }
-            control?.propertiesChanged()
+            // After an end whose `end-file` is held (the player stops, the playlist moves),
+            // the changes wait for its release, as in mpv they follow `end-file`.
+            if state.withLock({ $0.heldEndFile == nil }) { control?.propertiesChanged() }
         case .media:
             log.write(EventRecord(event, source: "daemon", context: []), context: context)
         case .began:
             // Before anything that could wait (the log): a stall of an older playback is over.
             liveness.noteBegan(event.playback)
-            releaseHeldEndFile()
             state.withLock { state in
                 state.started += 1
                 state.playback = (event.playback, event.entry)
@@ -491,6 +496,8 @@ final class Daemon: Sendable {
             facts.withLock { $0.began(event.playback, entry: event.entry) }
             let place = place(of: event.entry)
             let seq = log.writeAlways(EventRecord(event, source: "daemon", context: context + place))
+            // As mpv sends them: the last entry's `end-file`, then at once this `start-file`.
+            releaseHeldEndFile()
             control?.publishMpv("start-file", mpvContext, seq: seq)
             control?.propertiesChanged()
             if let notifier, place.count == 2, case .int(let item) = place[0].1, case .string(let entry) = place[1].1 {
@@ -520,10 +527,14 @@ final class Daemon: Sendable {
             // Read once: the playlist may stop meanwhile, and `idle` must follow `end-file`.
             let active = playlist?.isActive
             let goesOn = summary.outcome != .quit && active == true && !isStopping
-            publishEndFile(Self.endFileFields(summary) + mpvContext, seq: seq, holding: goesOn)
+            publishEndFile(
+                Self.endFileFields(summary) + mpvContext, seq: seq, holding: goesOn,
+                untilStart: summary.outcome == .ended)
             // Nothing plays next: mpv's (deprecated, still sent) `idle`.
             if summary.outcome != .quit, active == false { control?.publishMpv("idle", [], seq: nil) }
-            control?.propertiesChanged()
+            // As in mpv, the property changes of an end come after its `end-file`: a held
+            // one's with its release.
+            if !goesOn { control?.propertiesChanged() }
             let playlistEnded = state.withLock { state in
                 defer { state.playlistEndPending = false }
                 return state.playlistEndPending && state.playback?.id == event.playback
@@ -537,10 +548,16 @@ final class Daemon: Sendable {
     /// reports that playback's end).
     private func handle(_ event: PlaylistEvent) {
         eventTap.withLock { $0 }?(.playlist(event))
-        releaseHeldEndFile()
+        let isMove: Bool
+        if case .currentEntryChanged(.some) = event { isMove = true } else { isMove = false }
+        let endFile = releaseHeldEndFile(unlessWaitingForStart: isMove)
+        // The held `end-file` of the playlist's last entry: nothing plays next (mpv's `idle`).
+        if endFile == .published, playlist?.isActive == false { control?.publishMpv("idle", [], seq: nil) }
         guard case .endReached = event else {
             log.write(EventRecord(event))
-            control?.propertiesChanged()
+            // mpv's property changes of the move (`playlist-pos`, `path`) follow the next
+            // `start-file`, which announces them.
+            if endFile != .waiting { control?.propertiesChanged() }
             return
         }
         let lastEnded = state.withLock { state in
@@ -556,10 +573,13 @@ final class Daemon: Sendable {
     /// input: the playlist's move to the next entry does that (libvlc's `set_media` joins the
     /// ended input), and only then publishes its own events. So its `end-file` is held until
     /// the playlist's next event or the next playback's start, whichever comes first; both
-    /// come after the join. One that nothing follows (the playlist ends, a `stop`, the exit)
-    /// goes at once.
-    private func publishEndFile(_ fields: [(String, JSONValue)], seq: Int?, holding: Bool) {
-        let line = (fields: fields, seq: seq)
+    /// come after the join. That of an entry that played to its end (`untilStart`) is held
+    /// through the playlist's move to the next entry, which that entry's start follows at
+    /// once, so that `start-file` comes right after it, as mpv sends them; a failed entry's is
+    /// not (after a run of failures the next start waits for a back-off). One that nothing
+    /// follows (the playlist ends, a `stop`, the exit) goes at once.
+    private func publishEndFile(_ fields: [(String, JSONValue)], seq: Int?, holding: Bool, untilStart: Bool) {
+        let line = (fields: fields, seq: seq, untilStart: untilStart)
         let earlier = state.withLock { state in
             defer { state.heldEndFile = holding ? line : nil }
             return state.heldEndFile
@@ -568,13 +588,22 @@ final class Daemon: Sendable {
         if !holding { control?.publishMpv("end-file", fields, seq: seq) }
     }
 
-    /// Publishes the held `end-file`, if any.
-    private func releaseHeldEndFile() {
-        let held = state.withLock { state in
+    /// What `releaseHeldEndFile` did.
+    private enum EndFileRelease { case noneHeld, published, waiting }
+
+    /// Publishes the held `end-file`, if any, unless it waits for the next start and
+    /// `unlessWaitingForStart` lets it go on waiting.
+    @discardableResult
+    private func releaseHeldEndFile(unlessWaitingForStart: Bool = false) -> EndFileRelease {
+        let held = state.withLock { state -> HeldEndFile?? in
+            if unlessWaitingForStart, state.heldEndFile?.untilStart == true { return .none }
             defer { state.heldEndFile = nil }
-            return state.heldEndFile
+            return .some(state.heldEndFile)
         }
-        if let held { control?.publishMpv("end-file", held.fields, seq: held.seq) }
+        guard let held else { return .waiting }
+        guard let held else { return .noneHeld }
+        control?.publishMpv("end-file", held.fields, seq: held.seq)
+        return .published
     }
 
     /// `end-file`'s `reason` (mpv's), `file_error` (mpv's words) for a failure, and this

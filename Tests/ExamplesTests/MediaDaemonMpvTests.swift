@@ -46,32 +46,63 @@ final class MediaDaemonMpvTests: XCTestCase {
     }
 
     func testMpvClientScript_whenRunAgainstMpv_passes() throws {
-        let mpv = "/usr/bin/mpv"
-        guard FileManager.default.isExecutableFile(atPath: mpv) else {
-            return XCTFail("\(mpv) is missing: Scripts/install-deps.sh installs Debian's mpv")
-        }
         let path = try testSocketPath("mpv.sock")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: mpv)
-        process.arguments = [
-            "--idle", "--no-terminal", "--no-config", "--ao=null", "--vo=null", "--input-ipc-server=\(path)",
-        ]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        let ended = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in ended.signal() }
-        try process.run()
-        defer {
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                _ = ended.wait(timeout: .now() + 10)
-            }
-        }
+        let mpv = try MpvProcess(path: path)
         let result = try runTool("/usr/bin/python3", [script, path] + (try scriptMedia()), timeout: 60)
         XCTAssertEqual(result.status, 0, "the script against mpv:\n\(result.stdout)\(result.stderr)")
         XCTAssertTrue(result.stdout.contains("every check passed"), result.stdout)
-        XCTAssertEqual(ended.wait(timeout: .now() + 30), .success, "mpv quits at the script's quit")
+        XCTAssertTrue(mpv.waitForExit(timeout: 30), "mpv quits at the script's quit")
+    }
+
+    /// Entries that play to their end, with `playlist-pos` observed: the daemon sends
+    /// `end-file`, `start-file` and the property's change in mpv's order, at each move from
+    /// one entry to the next and at the playlist's end.
+    func testEntriesPlayingToTheirEnd_sendEndFileStartFileAndPlaylistPosInMpvsOrder() throws {
+        let files = try (1...3).map { try TestMedia.wav(seconds: 0.3, sampleRate: 8000, name: "order\($0).wav") }
+        func sequence(_ client: MpvTestClient) throws -> [String] {
+            _ = try client.ok("observe_property", 1, "playlist-pos")
+            _ = try client.ok("loadfile", files[0].path)
+            for file in files.dropFirst() { _ = try client.ok("loadfile", file.path, "append") }
+            let last = files.count
+            let untilLastEnd = try XCTUnwrap(
+                client.events(through: "end-file") { $0["playlist_entry_id"] as? Int == last }, "entry \(last)'s end")
+            func isIdlePosition(_ event: [String: Any]) -> Bool {
+                event["event"] as? String == "property-change" && event["id"] as? Int == 1
+                    && event["data"] as? Int == -1
+            }
+            // Not waited for when it came before that end, after the first (as in mpv it does
+            // not); the value sent at the observation is -1 too.
+            let afterFirstEnd = untilLastEnd.drop { $0["event"] as? String != "end-file" }
+            let untilIdle =
+                afterFirstEnd.contains(where: isIdlePosition)
+                ? []
+                : try XCTUnwrap(client.events(through: "property-change", isIdlePosition), "the playlist's end")
+            let names: [String] = (untilLastEnd + untilIdle).compactMap { event in
+                switch event["event"] as? String {
+                case "end-file": "end-file \(event["playlist_entry_id"] ?? "?") \(event["reason"] ?? "?")"
+                case "start-file": "start-file \(event["playlist_entry_id"] ?? "?")"
+                case "property-change" where event["id"] as? Int == 1: "playlist-pos \(event["data"] ?? "none")"
+                default: nil
+                }
+            }
+            // From the first end on: at the first start, mpv's order of `start-file` and the
+            // property's change depends on when it handles the observation.
+            return Array(names.drop { !$0.hasPrefix("end-file") })
+        }
+        let mpvPath = try testSocketPath("mpv.sock")
+        let mpv = try MpvProcess(path: mpvPath)
+        let mpvClient = try MpvTestClient(path: mpvPath)
+        let expected = try sequence(mpvClient)
+        _ = try mpvClient.ok("quit")
+        XCTAssertTrue(mpv.waitForExit(timeout: 30), "mpv quits")
+        XCTAssertTrue(expected.contains("end-file 1 eof"), "mpv's own sequence: \(expected)")
+
+        let path = try testSocketPath()
+        let daemon = try RunningProgram("media-daemon", ["--control", path, "--no-progress"])
+        let client = try MpvTestClient(path: path)
+        XCTAssertEqual(try sequence(client), expected)
+        _ = try client.ok("quit")
+        XCTAssertEqual(try daemon.finish(timeout: 30).status, 0)
     }
 
     // MARK: mpv's form, details the script leaves to the player
@@ -420,6 +451,39 @@ final class MediaDaemonMpvTests: XCTestCase {
     }
 }
 
+/// Debian's mpv, idle, without sound or video, serving its JSON IPC on `path`; killed when
+/// dropped unless it has exited.
+private final class MpvProcess {
+    private let process = Process()
+    private let ended = DispatchSemaphore(value: 0)
+
+    init(path: String) throws {
+        let mpv = "/usr/bin/mpv"
+        guard FileManager.default.isExecutableFile(atPath: mpv) else {
+            throw ProgramFailure(description: "\(mpv) is missing: Scripts/install-deps.sh installs Debian's mpv")
+        }
+        process.executableURL = URL(fileURLWithPath: mpv)
+        process.arguments = [
+            "--idle", "--no-terminal", "--no-config", "--ao=null", "--vo=null", "--input-ipc-server=\(path)",
+        ]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        let ended = ended
+        process.terminationHandler = { _ in ended.signal() }
+        try process.run()
+    }
+
+    func waitForExit(timeout: Double) -> Bool { ended.wait(timeout: .now() + timeout) == .success }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            _ = ended.wait(timeout: .now() + 10)
+        }
+    }
+}
+
 /// A client of mpv's form: `{"command":[...],"request_id":N}`, events kept until looked at.
 private final class MpvTestClient {
     private let connection: ControlClient
@@ -457,14 +521,23 @@ private final class MpvTestClient {
 
     /// The first event `name` satisfying `predicate` (earlier ones are dropped); `nil` after 30 s.
     func waitForEvent(_ name: String, _ predicate: ([String: Any]) -> Bool) -> [String: Any]? {
+        events(through: name, predicate)?.last
+    }
+
+    /// The events up to and including the first event `name` satisfying `predicate`, in the
+    /// order they came; `nil` after 30 s.
+    func events(through name: String, _ predicate: ([String: Any]) -> Bool) -> [[String: Any]]? {
+        var seen: [[String: Any]] = []
         while !events.isEmpty {
             let event = events.removeFirst()
-            if event["event"] as? String == name && predicate(event) { return event }
+            seen.append(event)
+            if event["event"] as? String == name && predicate(event) { return seen }
         }
         let deadline = Date().addingTimeInterval(30)
         while let line = connection.nextLine(timeout: deadline.timeIntervalSinceNow) {
             guard let event = try? parseJSONObject(line), event["event"] != nil else { continue }
-            if event["event"] as? String == name && predicate(event) { return event }
+            seen.append(event)
+            if event["event"] as? String == name && predicate(event) { return seen }
         }
         return nil
     }
