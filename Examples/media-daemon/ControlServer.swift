@@ -344,13 +344,22 @@ final class ControlServer: Sendable {
     /// Queues mpv's event `name` for every connection that speaks mpv's form and did not turn
     /// it off; `seq` is the log line it comes from, if any. Only appends and schedules.
     func publishMpv(_ name: String, _ fields: [(String, JSONValue)], seq: Int?) {
-        let line = MpvEvents.line(name, fields + (seq.map { [("seq", .int(Int64($0)))] } ?? []))
-        let bytes = Array(line.utf8) + [UInt8(ascii: "\n")]
+        publishMpv([(name, fields, seq)])
+    }
+
+    /// Publishes `events` in order under one lock: they are queued together, so one flush
+    /// sends them back to back (mpv's `end-file` and the next `start-file`).
+    func publishMpv(_ events: [(name: String, fields: [(String, JSONValue)], seq: Int?)]) {
+        let lines = events.map { event in
+            let line = MpvEvents.line(event.name, event.fields + (event.seq.map { [("seq", .int(Int64($0)))] } ?? []))
+            return (name: event.name, bytes: Array(line.utf8) + [UInt8(ascii: "\n")])
+        }
         state.withLock { state in
             guard !state.stopped else { return }
-            for client in Array(state.clients.values)
-            where client.speaksMpv && !client.closing && !client.disabledMpvEvents.contains(name) {
-                deliver(Outgoing(bytes: bytes, progressName: nil), to: client, state: &state)
+            for client in Array(state.clients.values) where client.speaksMpv && !client.closing {
+                for line in lines where !client.disabledMpvEvents.contains(line.name) {
+                    deliver(Outgoing(bytes: line.bytes, progressName: nil), to: client, state: &state)
+                }
             }
         }
     }

@@ -497,8 +497,8 @@ final class Daemon: Sendable {
             let place = place(of: event.entry)
             let seq = log.writeAlways(EventRecord(event, source: "daemon", context: context + place))
             // As mpv sends them: the last entry's `end-file`, then at once this `start-file`.
-            releaseHeldEndFile()
-            control?.publishMpv("start-file", mpvContext, seq: seq)
+            let ended = takeHeldEndFile().map { [(name: "end-file", fields: $0.fields, seq: $0.seq)] } ?? []
+            control?.publishMpv(ended + [("start-file", mpvContext, seq)])
             control?.propertiesChanged()
             if let notifier, place.count == 2, case .int(let item) = place[0].1, case .string(let entry) = place[1].1 {
                 notifier.status("playing item \(item) of \(playlist?.entries.count ?? 0): \(entry)")
@@ -586,6 +586,14 @@ final class Daemon: Sendable {
         }
         if let earlier { control?.publishMpv("end-file", earlier.fields, seq: earlier.seq) }
         if !holding { control?.publishMpv("end-file", fields, seq: seq) }
+    }
+
+    /// Takes the held `end-file`, if any, for its caller to publish.
+    private func takeHeldEndFile() -> HeldEndFile? {
+        state.withLock { state in
+            defer { state.heldEndFile = nil }
+            return state.heldEndFile
+        }
     }
 
     /// What `releaseHeldEndFile` did.
