@@ -75,6 +75,10 @@ let package = Package(
         ),
         // The daemon's pure logic, fed events by hand (the programs themselves are ExamplesTests').
         .testTarget(name: "MediaDaemonUnitTests", dependencies: ["media-daemon"], path: "Tests/MediaDaemonUnitTests"),
+        // The event logger's pure logic, on an injected clock.
+        .testTarget(
+            name: "MediaEventsToolUnitTests", dependencies: ["media-events", "ExampleSupport"],
+            path: "Tests/MediaEventsToolUnitTests"),
         .target(name: "CRawBaseline", dependencies: ["CLibVLC"], path: "Benchmarks/CRawBaseline"),
         .executableTarget(
             name: "MediaEventsBenchmarks",

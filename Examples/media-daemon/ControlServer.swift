@@ -510,13 +510,14 @@ final class ControlServer: Sendable {
     /// events; the operator's connection after `operatorTimeout`.
     private func disconnectIdleClients() {
         state.withLock { state in
-            // Read under the lock, after every `lastActivity` stored there (one read before it
-            // could be older, and the difference would trap).
+            // Read under the lock, after every `lastActivity` stored there.
             let now = DispatchTime.now().uptimeNanoseconds
-            for client in Array(state.clients.values) where !client.closing && !client.takesEvents {
-                let idle = Double(now - client.lastActivity.uptimeNanoseconds) / 1e9
-                let limit = client.isOperator ? min(clientTimeout, Self.operatorTimeout) : clientTimeout
-                guard idle >= limit else { continue }
+            for client in Array(state.clients.values) where !client.closing {
+                guard
+                    let limit = Self.idleLimitPassed(
+                        lastActivity: client.lastActivity.uptimeNanoseconds, now: now,
+                        isOperator: client.isOperator, takesEvents: client.takesEvents, clientTimeout: clientTimeout)
+                else { continue }
                 state.disconnectedIdle += 1
                 disconnect(
                     client,
@@ -524,6 +525,20 @@ final class ControlServer: Sendable {
                     state: &state)
             }
         }
+    }
+
+    /// The limit, in seconds, that a client last active at `lastActivity` (uptime
+    /// nanoseconds) has passed at `now`, if it has: `clientTimeout`, or for the operator's
+    /// connection at most `operatorTimeout`; never for a client that takes events (it may
+    /// wait for them without end). A `now` before `lastActivity` (read by another thread
+    /// first) counts as no time idle.
+    static func idleLimitPassed(
+        lastActivity: UInt64, now: UInt64, isOperator: Bool, takesEvents: Bool, clientTimeout: Double
+    ) -> Double? {
+        guard !takesEvents else { return nil }
+        let idle = Double(now >= lastActivity ? now - lastActivity : 0) / 1e9
+        let limit = isOperator ? min(clientTimeout, operatorTimeout) : clientTimeout
+        return idle >= limit ? limit : nil
     }
 
     private func waitForWritable(_ client: Client) {

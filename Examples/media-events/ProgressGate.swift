@@ -19,20 +19,26 @@ final class ProgressGate: Sendable {
 
     private let dropProgress: Bool
     private let intervalNanoseconds: UInt64
+    /// The clock the interval is measured with (monotonic nanoseconds).
+    private let now: @Sendable () -> UInt64
     private let state = Guarded(State())
 
     /// `intervalMs` 0 admits every progress event (unless `dropProgress`).
-    init(dropProgress: Bool, intervalMs: Int) {
+    init(
+        dropProgress: Bool, intervalMs: Int,
+        now: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }
+    ) {
         self.dropProgress = dropProgress
         intervalNanoseconds = UInt64(max(0, intervalMs)) * 1_000_000
+        self.now = now
     }
 
     /// Whether `record` is printed; counts it as printed when it is.
     func admits(_ record: EventRecord) -> Bool {
         state.withLock { state in
             // Read under the lock: a time read before it could be older than one another
-            // thread stored meanwhile, and `now - last` would trap.
-            let now = DispatchTime.now().uptimeNanoseconds
+            // thread stored meanwhile (such a time still counts as none passed).
+            let now = now()
             var isProgress = record.isProgress
             if record.name == "MediaDurationChanged" || record.name == "MediaPlayerLengthChanged" {
                 let value = record.fields.first?.1 ?? .null
@@ -42,7 +48,9 @@ final class ProgressGate: Sendable {
             guard isProgress else { return true }
             if dropProgress { return false }
             guard intervalNanoseconds > 0 else { return true }
-            if let last = state.lastAdmitted[record.name], now - last < intervalNanoseconds { return false }
+            if let last = state.lastAdmitted[record.name], (now >= last ? now - last : 0) < intervalNanoseconds {
+                return false
+            }
             state.lastAdmitted[record.name] = now
             return true
         }
