@@ -66,6 +66,44 @@ final class EventHubSnapshotTests: XCTestCase {
         dropper.cancel()
     }
 
+    /// A publish that never ends (its handler blocked) while another thread subscribes,
+    /// publishes and drops, 50 times: every event still reaches its subscriber, the hub holds
+    /// no more than `maximumRetired` retired snapshots, and all is freed once the blocked
+    /// publish returns.
+    func testChangesWhileAPublishRuns_retireAtMostAFewSnapshots_andAllIsFreedWhenItEnds() {
+        let source = FakeSource()
+        let entered = DispatchSemaphore(value: 0)
+        let proceed = DispatchSemaphore(value: 0)
+        let blocker = source.observe(.state) { _ in
+            entered.signal()
+            _ = proceed.wait(timeout: .now() + 30)
+        }
+        let blockedPublishEnded = DispatchSemaphore(value: 0)
+        Thread {
+            source.eventHub.publish(.state(0))
+            blockedPublishEnded.signal()
+        }.start()
+        XCTAssertEqual(entered.wait(timeout: .now() + 30), .success, "the blocking handler never ran")
+        let freed = Counter()
+        let received = Counter()
+        for n in 0..<50 {
+            let captured = Captured(freed)
+            let token = source.observe(.time) { event in
+                _ = captured
+                if event == .time(n) { received.increment() }
+            }
+            source.eventHub.publish(.time(n))
+            withExtendedLifetime(token) {}
+        }
+        XCTAssertEqual(received.count, 50, "each subscription receives the event published after it")
+        XCTAssertLessThanOrEqual(source.eventHub.retiredCount, EventHub<FakeEvent>.maximumRetired)
+        proceed.signal()
+        XCTAssertEqual(blockedPublishEnded.wait(timeout: .now() + 30), .success)
+        XCTAssertEqual(source.eventHub.retiredCount, 0, "the last publish to end frees what was retired")
+        XCTAssertEqual(freed.count, 50)
+        blocker.cancel()
+    }
+
     /// Publishes on several threads while another subscribes and drops subscriptions: a
     /// subscription held throughout sees every event, and once the threads are done every
     /// dropped subscription's closure has been freed (none stays retired for want of a

@@ -26,7 +26,8 @@ protocol EventSink<Event>: AnyObject, Sendable {
 /// lock held, so user code may subscribe or cancel from inside a delivery. A change retires
 /// the snapshot; a retired snapshot is freed once no publish is running (a count of running
 /// publishes, read after the retirement, is zero), by the change itself or by the last
-/// publish to end.
+/// publish to end. The hub holds at most a few retired snapshots (see `currentSnapshot`). It
+/// must outlive each publish: its owner's `EventsHandler` lease keeps it alive meanwhile.
 ///
 /// Adding and removing a sink cost O(1) (amortized): the sinks sit in subscription order in
 /// an array of slots, a dictionary gives each live sink's slot, and a removed sink leaves an
@@ -150,19 +151,35 @@ public final class EventHub<Event: VLCEvent>: Sendable {
         return result
     }
 
+    /// How many retired snapshots may wait for a moment with no publish running before
+    /// publishes stop sharing new ones.
+    static var maximumRetired: Int { 4 }
+
     /// The current snapshot, made from the state if a change retired the last one. Called
     /// by a counted publish, so that what it returns is not freed before that publish ends.
+    ///
+    /// Publishes that overlap without a pause (two threads sending at once) keep every
+    /// retired snapshot from being freed; were each change to retire another, the hub would
+    /// hold more and more copies of its sinks, and the closures of cancelled subscriptions.
+    /// Once `maximumRetired` wait, a publish gets a private copy instead (`isPrivate`, +1:
+    /// the publish releases it), as publishing did before snapshots, until they are freed.
     @inline(never)
-    private func currentSnapshot() -> UInt {
+    private func currentSnapshot() -> (bits: UInt, isPrivate: Bool) {
         state.withLock { state in
-            if let current = state.snapshot { return UInt(bitPattern: ObjectIdentifier(current)) }
+            if let current = state.snapshot { return (UInt(bitPattern: ObjectIdentifier(current)), false) }
             let made = Snapshot(state.slots)
+            if state.retired.count >= Self.maximumRetired {
+                return (UInt(bitPattern: Unmanaged.passRetained(made).toOpaque()), true)
+            }
             state.snapshot = made
             let bits = UInt(bitPattern: ObjectIdentifier(made))
             published.store(bits, ordering: .sequentiallyConsistent)
-            return bits
+            return (bits, false)
         }
     }
+
+    /// Snapshots retired and not yet freed (for tests).
+    var retiredCount: Int { state.withLock { $0.retired.count } }
 
     /// Frees the retired snapshots if no publish is running; called by a publish that ended
     /// as the last one running while some were retired.
@@ -251,9 +268,11 @@ public final class EventHub<Event: VLCEvent>: Sendable {
     func publish(_ event: Event) {
         publishing.add(1, ordering: .sequentiallyConsistent)
         var bits = published.load(ordering: .sequentiallyConsistent)
-        if bits == 0 { bits = currentSnapshot() }
+        var isPrivate = false
+        if bits == 0 { (bits, isPrivate) = currentSnapshot() }
         // Borrowed: a change retires it, and it is freed only once no publish runs.
-        Unmanaged<Snapshot>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef { snapshot in
+        let snapshot = Unmanaged<Snapshot>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
+        snapshot._withUnsafeGuaranteedRef { snapshot in
             for slot in snapshot.slots {
                 switch slot {
                 case .closure(let sink): if sink.mask.contains(event.kind) { sink.receive(event) }
@@ -261,6 +280,7 @@ public final class EventHub<Event: VLCEvent>: Sendable {
                 }
             }
         }
+        if isPrivate { snapshot.release() }
         if publishing.subtract(1, ordering: .sequentiallyConsistent).newValue == 0,
             hasRetired.load(ordering: .sequentiallyConsistent)
         {
