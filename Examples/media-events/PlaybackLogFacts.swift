@@ -15,17 +15,26 @@ import MediaEvents
 ///   (src/video_output/video_output.c), translated by `FFprobeNames.pixelFormat`;
 /// - the bit depth: `channels:2 samplerate:44100 bitspersamples:24` (modules/codec/flac.c) and
 ///   `samplerate:44100Hz channels:2 bits/sample:24` (modules/codec/araw.c, PCM). Lossy codecs
-///   have none, as in ffprobe.
+///   have none, as in ffprobe;
+/// - whether an audio decoder was loaded, `using audio decoder module "flac"` (object
+///   `decoder`, src/modules/modules.c), and whether any audio was decoded: the audio output's `input 's32l' 44100 Hz Stereo …`
+///   (src/audio_output/filters.c), logged when a decoder's first samples reach it.
 struct PlaybackLogFacts: Equatable {
     var demuxer: String?
     var pixelFormat: String?
     var bitsPerSample: Int?
+    var audioDecoderLoaded = false
+    var audioDecoded = false
 
     init(demuxer: String? = nil, pixelFormat: String? = nil, bitsPerSample: Int? = nil) {
         self.demuxer = demuxer
         self.pixelFormat = pixelFormat
         self.bitsPerSample = bitsPerSample
     }
+
+    /// An audio decoder was loaded, yet no decoded sample reached the audio output: the
+    /// facts only a decoder gives are unknown.
+    var audioDecoderOutputNothing: Bool { audioDecoderLoaded && !audioDecoded }
 
     /// The facts of `messages`, oldest first; the first message of each kind wins (a
     /// decoder restarted on a format change says the same again).
@@ -37,6 +46,9 @@ struct PlaybackLogFacts: Equatable {
             case "demux" where demuxer == nil:
                 demuxer = Self.quoted(after: "using demux module ", in: text)
             case "decoder":
+                if message.module == "main", text.hasPrefix("using audio decoder module ") {
+                    audioDecoderLoaded = true
+                }
                 if pixelFormat == nil, message.module == "avcodec",
                     let name = Self.parenthesized(after: "available software decoder output format ", in: text)
                 {
@@ -48,6 +60,8 @@ struct PlaybackLogFacts: Equatable {
                 if bitsPerSample == nil, message.module == "araw" {
                     bitsPerSample = Self.number(after: "bits/sample:", in: text)
                 }
+            case "audio output" where text.hasPrefix("input '"):
+                audioDecoded = true
             case "video output" where text.hasPrefix("original format "):
                 // Hardware surfaces (VAOP, VDV0) come first when the decoder tries them.
                 if let chroma = Self.word(after: "4cc ", in: text), let name = FFprobeNames.pixelFormat(chroma: chroma),

@@ -61,7 +61,17 @@ struct ProbeCommand {
         if !options.parseOnly && wouldPlay {
             playback = await ProbePlayback.run(
                 media, library: library, timeout: options.timeout, windowMs: options.windowMs)
+            // What only the decoder tells (a FLAC's channel count and bit depth) is unknown
+            // when its output never reached the audio output. Seen once in CI, where a FLAC's
+            // playback ended with neither; played once more.
+            if let first = playback, first.played, first.facts.audioDecoderOutputNothing {
+                var second = await ProbePlayback.run(
+                    media, library: library, timeout: options.timeout, windowMs: options.windowMs)
+                second.trace = first.trace + ["-- played again: no decoded audio reached the output"] + second.trace
+                playback = second.played ? second : first
+            }
         }
+        if let playback { Self.writeTrace(input: input, playback: playback) }
         report.meta = Self.meta(of: media, demuxer: playback?.facts.demuxer)
         report.tracks = Self.tracks(preparsed: preparsed, playback: playback)
         if let playback, playback.played {
@@ -74,6 +84,18 @@ struct ProbeCommand {
         }
         report.failure = Self.failure(status: status, report: report, playback: playback, timeout: options.timeout)
         return report
+    }
+
+    /// Appends how `input`'s playback went to the file `MEDIA_EVENTS_PROBE_TRACE` names, when
+    /// set: for the tests, which show it when a report disagrees with ffprobe's.
+    private static func writeTrace(input: String, playback: ProbePlayback) {
+        guard let path = ProcessInfo.processInfo.environment["MEDIA_EVENTS_PROBE_TRACE"],
+            FileManager.default.fileExists(atPath: path) || FileManager.default.createFile(atPath: path, contents: nil),
+            let file = FileHandle(forWritingAtPath: path)
+        else { return }
+        file.seekToEndOfFile()
+        file.write(Data((["== \(input)"] + playback.trace).map { $0 + "\n" }.joined().utf8))
+        try? file.close()
     }
 
     /// Why the media gives no usable report, `nil` when it does.

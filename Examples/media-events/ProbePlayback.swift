@@ -22,6 +22,9 @@ struct ProbePlayback {
     /// The ids of the tracks that were decoded (the selected ones).
     var decodedAudio: Int?
     var decodedVideo: Int?
+    /// How the window ended (the end, the time reached, or the timeout) and libvlc's debug
+    /// messages meanwhile, for `MEDIA_EVENTS_PROBE_TRACE`.
+    var trace: [String] = []
 
     /// Plays `media` until it plays, reads its titles and chapters (paused, so that a short
     /// input cannot end meanwhile), plays on until `windowMs` of it have played or it ends,
@@ -62,7 +65,10 @@ struct ProbePlayback {
             }
             result.titles = titles
             if pausable { player.resume() }
-            _ = await watch.wait(timeout: timeout) { $0.end != nil || $0.timeMs >= windowMs }
+            let window = await watch.wait(timeout: timeout) { $0.end != nil || $0.timeMs >= windowMs }
+            result.trace.append(
+                "window: end \(window.state.end.map { "\($0.kind)" } ?? "none"), time \(window.state.timeMs) ms, "
+                    + "timed out \(window.timedOut)")
             result.decodedAudio = await player.selectedTrack(of: .audio)
             result.decodedVideo = await player.selectedTrack(of: .video)
         } else if opened.state.end?.kind == .endReached {
@@ -75,7 +81,10 @@ struct ProbePlayback {
         playerToken.cancel()
         withExtendedLifetime(causes) { endToken.cancel() }
         logToken.cancel()
-        result.facts = PlaybackLogFacts(messages.withLock { $0 })
+        let logged = messages.withLock { $0 }
+        result.facts = PlaybackLogFacts(logged)
+        result.trace.append("selected audio \(result.decodedAudio ?? -1), video \(result.decodedVideo ?? -1)")
+        result.trace += logged.map { "\($0.objectType) \($0.module ?? "-"): \($0.text)" }
         return result
     }
 }
