@@ -52,6 +52,9 @@ final class ControlServer: Sendable {
     static let closingGrace = 5.0
     /// How long the operator's connection may stay without sending its request.
     static let operatorTimeout = 10.0
+    /// At most this much of the pending lines goes out in one `send` (a line longer than it
+    /// goes alone).
+    static let flushBytes = 16 * 1024
 
     /// The daemon's own line names and the playlist's, accepted by `subscribe` besides
     /// libvlc's.
@@ -454,13 +457,21 @@ final class ControlServer: Sendable {
         }
     }
 
-    /// Sends what the socket takes now; waits for it to be writable for the rest.
+    /// Sends what the socket takes now; waits for it to be writable for the rest. The lines
+    /// pending go out together, up to `flushBytes` per `send`: lines queued together (an
+    /// `end-file` and the next `start-file`) reach the client in one read, as mpv's do, where
+    /// a `send` per line let the client wake between them.
     private func flush(_ client: Client, state: inout State) {
+        var bytes: [UInt8] = []
         while let head = client.outbox.first {
-            let sent = head.bytes.withUnsafeBytes { raw in
-                send(
-                    client.fd, raw.baseAddress! + client.sentOffset, raw.count - client.sentOffset,
-                    Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+            bytes.removeAll(keepingCapacity: true)
+            bytes.append(contentsOf: head.bytes[client.sentOffset...])
+            for item in client.outbox.dropFirst() {
+                guard bytes.count + item.bytes.count <= Self.flushBytes else { break }
+                bytes.append(contentsOf: item.bytes)
+            }
+            let sent = bytes.withUnsafeBytes { raw in
+                send(client.fd, raw.baseAddress!, raw.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
             }
             if sent < 0 {
                 if errno == EINTR { continue }
@@ -472,8 +483,14 @@ final class ControlServer: Sendable {
                 remove(client, state: &state)
                 return
             }
-            client.sentOffset += sent
-            if client.sentOffset == head.bytes.count {
+            var unaccounted = sent
+            while unaccounted > 0, let line = client.outbox.first {
+                let left = line.bytes.count - client.sentOffset
+                guard unaccounted >= left else {
+                    client.sentOffset += unaccounted
+                    break
+                }
+                unaccounted -= left
                 client.popFirst()
                 client.sentOffset = 0
                 client.delivered += 1

@@ -105,6 +105,44 @@ final class MediaDaemonMpvTests: XCTestCase {
         XCTAssertEqual(try daemon.finish(timeout: 30).status, 0)
     }
 
+    /// The lines queued together go out in one `send`: an entry's `end-file` and the next
+    /// `start-file` reach the client in one read, as mpv's do (sent one `send` per line, a
+    /// client that woke between them saw a gap mpv does not have).
+    func testEndFileAndTheNextStartFile_reachTheClientInOneRead() throws {
+        let files = try (1...4).map { try TestMedia.wav(seconds: 0.3, sampleRate: 8000, name: "pair\($0).wav") }
+        let path = try testSocketPath()
+        let daemon = try RunningProgram("media-daemon", ["--control", path, "--no-progress"])
+        let client = try ControlClient(path: path)
+        let commands = [["loadfile", files[0].path]] + files.dropFirst().map { ["loadfile", $0.path, "append"] }
+        for (index, command) in commands.enumerated() {
+            let data = try JSONSerialization.data(withJSONObject: ["command": command, "request_id": index + 1])
+            try client.sendRaw(String(decoding: data, as: UTF8.self) + "\n")
+        }
+        // Each `end-file` of an entry that played to its end, by entry: where its line starts.
+        var endFileStarts: [Int: Int] = [:]
+        var pairs = 0
+        while pairs < files.count - 1 {
+            let start = client.consumedBytes
+            let line = try XCTUnwrap(client.nextLine(timeout: 30), "the start of entry \(pairs + 2)")
+            let event = try parseJSONObject(line)
+            let entry = event["playlist_entry_id"] as? Int ?? 0
+            switch event["event"] as? String {
+            case "end-file":
+                XCTAssertEqual(event["reason"] as? String, "eof", line)
+                endFileStarts[entry] = start
+            case "start-file" where entry > 1:
+                let endFileStart = try XCTUnwrap(endFileStarts[entry - 1], "entry \(entry - 1)'s end-file first")
+                let end = client.consumedBytes
+                let reads = client.readEnds.filter { $0 > endFileStart && $0 < end }
+                XCTAssertEqual(reads, [], "entry \(entry - 1)'s end-file and entry \(entry)'s start-file: two reads")
+                pairs += 1
+            default: break
+            }
+        }
+        _ = try client.request("quit")
+        XCTAssertEqual(try daemon.finish(timeout: 30).status, 0)
+    }
+
     // MARK: mpv's form, details the script leaves to the player
 
     func testMpvForm_whenAnEntryFails_endFileSaysErrorWithTheDaemonsCause() throws {

@@ -92,6 +92,13 @@ final class ControlClient {
         return offset
     }
 
+    /// Bytes of the lines `nextLine` returned so far, newlines included: a line's offset in
+    /// what the server sent is this before the call that returns it.
+    private(set) var consumedBytes = 0
+    /// Where each read ended, as offsets in what the server sent: the bytes between two of
+    /// them came in one `recv`.
+    private(set) var readEnds: [Int] = []
+
     /// The next line, `nil` at EOF or after `timeout` seconds.
     func nextLine(timeout: Double) -> String? {
         let deadline = Date().addingTimeInterval(timeout)
@@ -100,6 +107,7 @@ final class ControlClient {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: buffer[..<newline], as: UTF8.self)
                 buffer.removeSubrange(...newline)
+                consumedBytes += newline + 1
                 return line
             }
             if sawEOF { return nil }
@@ -115,6 +123,7 @@ final class ControlClient {
                 continue
             }
             buffer += chunk[0..<count]
+            readEnds.append((readEnds.last ?? 0) + count)
         }
     }
 
