@@ -59,19 +59,23 @@ struct ProbeCommand {
         var playback: ProbePlayback?
         let wouldPlay = (status == .done && !preparsed.isEmpty) || status == .failed || status == .timeout
         if !options.parseOnly && wouldPlay {
-            playback = await ProbePlayback.run(
-                media, library: library, timeout: options.timeout, windowMs: options.windowMs)
-            // What only the decoder tells (a FLAC's channel count and bit depth) is unknown
-            // when its output never reached the audio output. Seen once in CI, where a FLAC's
-            // playback ended with neither; played once more.
-            if let first = playback, first.played, first.facts.audioDecoderOutputNothing {
-                var second = await ProbePlayback.run(
-                    media, library: library, timeout: options.timeout, windowMs: options.windowMs)
-                second.trace = first.trace + ["-- played again: no decoded audio reached the output"] + second.trace
-                playback = second.played ? second : first
+            let tracing = Self.traceFile != nil
+            let first = await ProbePlayback.run(
+                media, library: library, timeout: options.timeout, windowMs: options.windowMs, tracing: tracing)
+            playback = first
+            if Self.playsAgain(first, windowMs: options.windowMs) {
+                let second = await ProbePlayback.run(
+                    media, library: library, timeout: options.timeout, windowMs: options.windowMs, tracing: tracing)
+                let kept = second.played && !second.facts.audioDecoderOutputNothing
+                if kept { playback = second }
+                Self.writeTrace(
+                    input: input,
+                    lines: first.trace + ["-- played again: no decoded audio reached the output (kept: \(kept))"]
+                        + second.trace)
+            } else {
+                Self.writeTrace(input: input, lines: first.trace)
             }
         }
-        if let playback { Self.writeTrace(input: input, playback: playback) }
         report.meta = Self.meta(of: media, demuxer: playback?.facts.demuxer)
         report.tracks = Self.tracks(preparsed: preparsed, playback: playback)
         if let playback, playback.played {
@@ -86,15 +90,28 @@ struct ProbeCommand {
         return report
     }
 
-    /// Appends how `input`'s playback went to the file `MEDIA_EVENTS_PROBE_TRACE` names, when
-    /// set: for the tests, which show it when a report disagrees with ffprobe's.
-    private static func writeTrace(input: String, playback: ProbePlayback) {
-        guard let path = ProcessInfo.processInfo.environment["MEDIA_EVENTS_PROBE_TRACE"],
+    /// Whether `first` is played once more: an audio decoder was loaded and nothing it
+    /// decoded reached the audio output, so what only the decoder tells (a FLAC's channel
+    /// count and bit depth) is unknown. Seen once in CI, where a FLAC's playback ended with
+    /// neither. Not when the window was empty (`--play 0`), timed out or ended in an error:
+    /// playing again would not change that.
+    static func playsAgain(_ first: ProbePlayback, windowMs: Int64) -> Bool {
+        first.played && windowMs > 0 && !first.windowTimedOut && first.end?.kind != .encounteredError
+            && first.facts.audioDecoderOutputNothing
+    }
+
+    /// Where `MEDIA_EVENTS_PROBE_TRACE` says the probe appends how each playback went (for the
+    /// tests, which show it when a report disagrees with ffprobe's); `nil` when unset.
+    private static let traceFile = ProcessInfo.processInfo.environment["MEDIA_EVENTS_PROBE_TRACE"]
+
+    /// Appends `input`'s section (a line `== input`, then `lines`) to the trace file, if any.
+    private static func writeTrace(input: String, lines: [String]) {
+        guard let path = traceFile,
             FileManager.default.fileExists(atPath: path) || FileManager.default.createFile(atPath: path, contents: nil),
             let file = FileHandle(forWritingAtPath: path)
         else { return }
-        file.seekToEndOfFile()
-        file.write(Data((["== \(input)"] + playback.trace).map { $0 + "\n" }.joined().utf8))
+        _ = try? file.seekToEnd()
+        try? file.write(contentsOf: Data((["== \(input)"] + lines).map { $0 + "\n" }.joined().utf8))
         try? file.close()
     }
 

@@ -22,14 +22,18 @@ struct ProbePlayback {
     /// The ids of the tracks that were decoded (the selected ones).
     var decodedAudio: Int?
     var decodedVideo: Int?
+    /// The wait for the window's end timed out.
+    var windowTimedOut = false
     /// How the window ended (the end, the time reached, or the timeout) and libvlc's debug
-    /// messages meanwhile, for `MEDIA_EVENTS_PROBE_TRACE`.
+    /// messages meanwhile, for `MEDIA_EVENTS_PROBE_TRACE`; empty unless asked for.
     var trace: [String] = []
 
     /// Plays `media` until it plays, reads its titles and chapters (paused, so that a short
     /// input cannot end meanwhile), plays on until `windowMs` of it have played or it ends,
     /// and stops. Each wait is bounded by `timeout` seconds.
-    static func run(_ media: VLCMedia, library: VLCLibrary, timeout: Double, windowMs: Int64) async -> ProbePlayback {
+    static func run(
+        _ media: VLCMedia, library: VLCLibrary, timeout: Double, windowMs: Int64, tracing: Bool = false
+    ) async -> ProbePlayback {
         var result = ProbePlayback()
         let messages = Guarded([LogMessage]())
         let logToken = library.logs.observe(minimumLevel: .debug) { message in
@@ -66,9 +70,12 @@ struct ProbePlayback {
             result.titles = titles
             if pausable { player.resume() }
             let window = await watch.wait(timeout: timeout) { $0.end != nil || $0.timeMs >= windowMs }
-            result.trace.append(
-                "window: end \(window.state.end.map { "\($0.kind)" } ?? "none"), time \(window.state.timeMs) ms, "
-                    + "timed out \(window.timedOut)")
+            result.windowTimedOut = window.timedOut
+            if tracing {
+                result.trace.append(
+                    "window: end \(window.state.end.map { "\($0.kind)" } ?? "none"), time \(window.state.timeMs) ms, "
+                        + "timed out \(window.timedOut)")
+            }
             result.decodedAudio = await player.selectedTrack(of: .audio)
             result.decodedVideo = await player.selectedTrack(of: .video)
         } else if opened.state.end?.kind == .endReached {
@@ -83,8 +90,10 @@ struct ProbePlayback {
         logToken.cancel()
         let logged = messages.withLock { $0 }
         result.facts = PlaybackLogFacts(logged)
-        result.trace.append("selected audio \(result.decodedAudio ?? -1), video \(result.decodedVideo ?? -1)")
-        result.trace += logged.map { "\($0.objectType) \($0.module ?? "-"): \($0.text)" }
+        if tracing {
+            result.trace.append("selected audio \(result.decodedAudio ?? -1), video \(result.decodedVideo ?? -1)")
+            result.trace += logged.map { "\($0.objectType) \($0.module ?? "-"): \($0.text)" }
+        }
         return result
     }
 }

@@ -140,8 +140,9 @@ final class FFprobeComparisonTests: XCTestCase {
             compare(report, with: expected, item: item)
             if testRun?.failureCount ?? 0 > failuresBefore {
                 // How its playback went, for a disagreement seen once in CI and not since.
-                let section = traces.components(separatedBy: "== ").first { $0.hasPrefix(item.input + "\n") }
-                print("probe trace of \(item.name):\n\(section ?? "none")\nreport: \(report)")
+                let lines = traces.split(separator: "\n", omittingEmptySubsequences: false)
+                let section = lines.drop { $0 != "== \(item.input)" }.dropFirst().prefix { !$0.hasPrefix("== ") }
+                print("probe trace of \(item.name):\n\(section.joined(separator: "\n"))\nreport: \(report)")
             }
         }
     }

@@ -115,7 +115,8 @@ final class MediaDaemonMpvTests: XCTestCase {
         let client = try ControlClient(path: path)
         let commands = [["loadfile", files[0].path]] + files.dropFirst().map { ["loadfile", $0.path, "append"] }
         for (index, command) in commands.enumerated() {
-            let data = try JSONSerialization.data(withJSONObject: ["command": command, "request_id": index + 1])
+            // Ids of their own: the client's `request` below counts from 1.
+            let data = try JSONSerialization.data(withJSONObject: ["command": command, "request_id": 101 + index])
             try client.sendRaw(String(decoding: data, as: UTF8.self) + "\n")
         }
         // Each `end-file` of an entry that played to its end, by entry: where its line starts.

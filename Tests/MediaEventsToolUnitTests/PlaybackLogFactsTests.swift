@@ -53,3 +53,29 @@ final class PlaybackLogFactsTests: XCTestCase {
         XCTAssertEqual(facts, PlaybackLogFacts())
     }
 }
+
+/// When the probe plays a media a second time: only where that can give the decoder's facts.
+final class ProbePlaysAgainTests: XCTestCase {
+    private func playback(played: Bool = true, timedOut: Bool = false, decoded: Bool) -> ProbePlayback {
+        var playback = ProbePlayback()
+        playback.played = played
+        playback.windowTimedOut = timedOut
+        playback.facts.audioDecoderLoaded = true
+        playback.facts.audioDecoded = decoded
+        return playback
+    }
+
+    func testNothingDecodedInAWindowThatEndedByItself_playsAgain() {
+        XCTAssertTrue(ProbeCommand.playsAgain(playback(decoded: false), windowMs: 1000))
+    }
+
+    func testDecodedAudio_doesNotPlayAgain() {
+        XCTAssertFalse(ProbeCommand.playsAgain(playback(decoded: true), windowMs: 1000))
+    }
+
+    func testAnEmptyWindowATimeoutOrNoPlayback_doNotPlayAgain() {
+        XCTAssertFalse(ProbeCommand.playsAgain(playback(decoded: false), windowMs: 0), "--play 0")
+        XCTAssertFalse(ProbeCommand.playsAgain(playback(timedOut: true, decoded: false), windowMs: 1000))
+        XCTAssertFalse(ProbeCommand.playsAgain(playback(played: false, decoded: false), windowMs: 1000))
+    }
+}
