@@ -29,14 +29,21 @@ let package = Package(
         .target(name: "CLibVLCFixes", dependencies: ["CLibVLC"], linkerSettings: [.linkedLibrary("dl")]),
         // The current thread's innermost delivery frame, a C thread-local (see its header).
         .target(name: "CDeliveryFrame"),
-        .target(name: "MediaEvents", dependencies: ["CLibVLC", "CLibVLCLog", "CLibVLCFixes", "CDeliveryFrame"]),
+        // The memory of the nodes asynchronous deliveries queue, recycled (see its header).
+        .target(name: "CDeliveryNodes"),
+        .target(
+            name: "MediaEvents",
+            dependencies: ["CLibVLC", "CLibVLCLog", "CLibVLCFixes", "CDeliveryFrame", "CDeliveryNodes"]),
         .target(name: "CVLCTestSupport", dependencies: ["CLibVLC"], path: "Tests/CVLCTestSupport"),
         // What both test targets share: generated media, a local HTTP server, a server that never
         // answers, a pthread-locked box. No dependency on MediaEvents.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "MediaEventsTests",
-            dependencies: ["MediaEvents", "CLibVLC", "CLibVLCLog", "CLibVLCFixes", "CVLCTestSupport", "TestSupport"],
+            dependencies: [
+                "MediaEvents", "CLibVLC", "CLibVLCLog", "CLibVLCFixes", "CDeliveryNodes", "CVLCTestSupport",
+                "TestSupport",
+            ],
             // Recordings: real libvlc sequences the example test replays (RecordingFixtureTests);
             // RefcountFixHost: a C program MediaReferenceCountTests builds and runs.
             exclude: ["Support/README.md", "Recordings", "RefcountFixHost"]

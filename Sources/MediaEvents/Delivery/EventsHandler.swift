@@ -1,12 +1,13 @@
 // Delivery/ — how an event gets from libvlc's callback to a handler, and the guarantees of
 // that trip: the receiver of a source's listeners and its typed hook (SourceListener), the
 // weakly held object and its lease (EventsHandler), where handlers run (EventsConfiguring), the
-// queue marks and their lock-free drain list (QueueMarks), the per-thread delivery frames that
-// waits consult (DeliveryContext), MediaEvents' own release, teardown and control queues
-// (ServiceQueues, ControlQueue, PendingWork), and its lock types (Protected, Waitable). This is
-// the folder that keeps the release-queue guarantee: no wrapper's last reference, no
-// completion and no teardown runs on a libvlc thread. It never calls libvlc (Native/ does)
-// and knows nothing of players or media (Objects/ does).
+// queue marks, their lock-free drain list and its nodes, recycled through CDeliveryNodes' pool
+// (QueueMarks), the per-thread delivery frames that waits consult (DeliveryContext),
+// MediaEvents' own release, teardown and control queues (ServiceQueues, ControlQueue,
+// PendingWork), and its lock types (Protected, Waitable). This is the folder that keeps the
+// release-queue guarantee: no wrapper's last reference, no completion and no teardown runs on a
+// libvlc thread. It never calls libvlc (Native/ does) and knows nothing of players or media
+// (Objects/ does).
 
 import Dispatch
 import Synchronization
@@ -104,7 +105,7 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         dispatch(
             sender: 0, { body($0) },
             queued: { handler, lease, armsLease in
-                PendingCall(handler: handler, lease: lease, armsLease: armsLease, body: body)
+                QueuedNode.make(PendingCall(handler: handler, lease: lease, armsLease: armsLease, body: body))
             })
     }
 
@@ -133,8 +134,9 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         dispatch(
             sender: sender, { deliver($0, payload) },
             queued: { handler, lease, armsLease in
-                PendingDelivery(
-                    handler: handler, lease: lease, armsLease: armsLease, payload: payload, deliver: deliver)
+                QueuedNode.make(
+                    PendingDelivery(
+                        handler: handler, lease: lease, armsLease: armsLease, payload: payload, deliver: deliver))
             })
     }
 
@@ -143,7 +145,7 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     @inline(__always)
     private func dispatch(
         sender: UInt, _ run: (Object) -> Void,
-        queued: (Unmanaged<EventsHandler<Object>>, Unmanaged<Object>, _ armsLease: Bool) -> QueuedDelivery
+        queued: (Unmanaged<EventsHandler<Object>>, Unmanaged<Object>, _ armsLease: Bool) -> UnsafeMutableRawPointer
     ) {
         guard let (ref, tookLease) = borrowObject() else { return }
         let identity = identity
@@ -177,12 +179,8 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         case .async:
             // A queued delivery stays a user of the lease until it has ended (see
             // `DeliveryEnding`).
-            // Handed over at +1 with no strong local left to release after the push, when the
-            // drain may already be running the node (its reference count would then bounce
-            // between the two threads).
             // The delivery that took the lease arms its expiry once its handler has run.
-            let node = Unmanaged<QueuedDelivery>.passRetained(
-                queued(Unmanaged.passUnretained(self), ref, tookLease))
+            let node = queued(Unmanaged.passUnretained(self), ref, tookLease)
             // Borrowed: the handler holds both for as long as this call runs. Loaded as
             // strong references, each cost a retain and a release per event.
             let queue = Unmanaged.passUnretained(queue.unsafelyUnwrapped)
@@ -314,11 +312,11 @@ extension EventsHandler: LeaseHolder {
 }
 
 /// A `handleEvent(_:)` queued for an asynchronous route: the lease it borrowed and the body,
-/// dropped with the node before the drain ends the delivery.
-private final class PendingCall<Object: AnyObject & Sendable>: QueuedDelivery, @unchecked Sendable {
-    // @unchecked: as `PendingDelivery`'s.
+/// destroyed with the node before the drain ends the delivery.
+private struct PendingCall<Object: AnyObject & Sendable>: QueuedBody {
     let lease: Unmanaged<Object>
     let body: @Sendable (Object) -> Void
+    let ending: DeliveryEnding
 
     init(
         handler: Unmanaged<EventsHandler<Object>>, lease: Unmanaged<Object>, armsLease: Bool,
@@ -326,34 +324,35 @@ private final class PendingCall<Object: AnyObject & Sendable>: QueuedDelivery, @
     ) {
         self.lease = lease
         self.body = body
-        super.init(ending: DeliveryEnding(handler, armsLease: armsLease))
+        ending = DeliveryEnding(handler, armsLease: armsLease)
     }
 
-    override func run() {
-        let identity = ending.unsafelyUnwrapped.ownerIdentity
-        DeliveryContext.with(sender: 0, handler: identity, isBlocking: false) {
-            lease._withUnsafeGuaranteedRef { body($0) }
+    static func runAndDestroy(_ node: UnsafeMutableRawPointer) -> DeliveryEnding? {
+        // Moved out: the memory is free once the drain has this back, and the body is
+        // destroyed when this returns.
+        let call = node.assumingMemoryBound(to: Self.self).move()
+        DeliveryContext.with(sender: 0, handler: call.ending.ownerIdentity, isBlocking: false) {
+            call.lease._withUnsafeGuaranteedRef { call.body($0) }
         }
+        return call.ending
     }
 }
 
 /// An event queued for an asynchronous route: the lease it borrowed, the payload and what to
 /// do with them.
-private final class PendingDelivery<Object: AnyObject & Sendable, Payload: Sendable>: QueuedDelivery,
-    @unchecked Sendable
-{
-    // @unchecked: every stored property is an immutable `let` of a Sendable type; the lease
-    // and the handler (the ending's owner) are kept alive by the borrow this delivery holds
-    // until it has ended (the object, which cannot be freed while its lease is borrowed, is
-    // torn down before the native event table releases the handler).
+private struct PendingDelivery<Object: AnyObject & Sendable, Payload: Sendable>: QueuedBody {
+    // The lease and the handler (the ending's owner) are kept alive by the borrow this
+    // delivery holds until it has ended (the object, which cannot be freed while its lease is
+    // borrowed, is torn down before the native event table releases the handler).
     let lease: Unmanaged<Object>
-    /// Dropped with the node, before the drain ends the delivery and so returns the borrow:
+    /// Destroyed with the node, before the drain ends the delivery and so returns the borrow:
     /// the wrappers a payload holds (a `MediaChanged` media) must be let go while the lease
     /// still counts as pending work, or a program that waited for pending teardowns could
     /// exit while their teardown releases the last libvlc instance (seen: `libvlc_release`
     /// unloading plugins during `exit`).
     let payload: Payload
     let deliver: @Sendable (Object, Payload) -> Void
+    let ending: DeliveryEnding
 
     init(
         handler: Unmanaged<EventsHandler<Object>>, lease: Unmanaged<Object>, armsLease: Bool, payload: Payload,
@@ -362,13 +361,14 @@ private final class PendingDelivery<Object: AnyObject & Sendable, Payload: Senda
         self.lease = lease
         self.payload = payload
         self.deliver = deliver
-        super.init(ending: DeliveryEnding(handler, armsLease: armsLease))
+        ending = DeliveryEnding(handler, armsLease: armsLease)
     }
 
-    override func run() {
-        let identity = ending.unsafelyUnwrapped.ownerIdentity
-        DeliveryContext.with(sender: 0, handler: identity, isBlocking: false) {
-            lease._withUnsafeGuaranteedRef { deliver($0, payload) }
+    static func runAndDestroy(_ node: UnsafeMutableRawPointer) -> DeliveryEnding? {
+        let delivery = node.assumingMemoryBound(to: Self.self).move()
+        DeliveryContext.with(sender: 0, handler: delivery.ending.ownerIdentity, isBlocking: false) {
+            delivery.lease._withUnsafeGuaranteedRef { delivery.deliver($0, delivery.payload) }
         }
+        return delivery.ending
     }
 }

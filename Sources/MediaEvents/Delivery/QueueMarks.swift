@@ -1,3 +1,4 @@
+import CDeliveryNodes
 import Dispatch
 import Glibc
 import Synchronization
@@ -77,16 +78,17 @@ enum QueueIdentity {
             delivered > 1 || sinceGivenBack < lingerNanoseconds
         }
 
-        /// Queues `delivery` (retained; the drain releases it) on `queue` (the queue this mark
-        /// belongs to), after every delivery queued before it through this mark.
-        func enqueue(_ delivery: Unmanaged<QueuedDelivery>, on queue: DispatchQueue) {
-            let node = UInt(bitPattern: delivery.toOpaque())
+        /// Queues `node` (made by `QueuedNode.make`; the drain runs and frees it) on `queue`
+        /// (the queue this mark belongs to), after every node queued before it through this mark.
+        func enqueue(_ node: UnsafeMutableRawPointer, on queue: DispatchQueue) {
+            let bits = UInt(bitPattern: node)
+            let header = node.assumingMemoryBound(to: QueuedNode.Header.self)
             var old = head.load(ordering: .relaxed)
             while true {
-                delivery._withUnsafeGuaranteedRef { $0.older = old & ~Self.drainActive }
-                // Releasing: the drain that takes the node sees its fields and `older`.
+                header.pointee.older = old & ~Self.drainActive
+                // Releasing: the drain that takes the node sees its body and `older`.
                 let (exchanged, current) = head.compareExchange(
-                    expected: old, desired: node | Self.drainActive,
+                    expected: old, desired: bits | Self.drainActive,
                     successOrdering: .releasing, failureOrdering: .relaxed)
                 if exchanged { break }
                 old = current
@@ -164,24 +166,23 @@ enum QueueIdentity {
             defer { statistics.deliveries.add(count, ordering: .relaxed) }
             while node != 0 {
                 count += 1
-                let delivery = Unmanaged<QueuedDelivery>.fromOpaque(UnsafeRawPointer(bitPattern: node)!)
-                    .takeUnretainedValue()
-                let older = delivery.older
-                delivery.older = oldest
+                let header = QueuedNode.header(node)
+                let older = header.pointee.older
+                header.pointee.older = oldest
                 oldest = node
                 node = older
             }
+            var freed = QueuedNode.FreedChain()
             while oldest != 0 {
-                let node = Unmanaged<QueuedDelivery>.fromOpaque(UnsafeRawPointer(bitPattern: oldest)!)
-                let ending = node._withUnsafeGuaranteedRef { delivery in
-                    delivery.run()
-                    oldest = delivery.older
-                    return delivery.ending
-                }
-                // The node (and the payload it holds) goes first, then the delivery ends.
-                node.release()
+                let node = oldest
+                let header = QueuedNode.header(node)
+                oldest = header.pointee.older
+                // The body (and the payload it holds) goes first, then the delivery ends.
+                let ending = header.pointee.body.runAndDestroy(QueuedNode.body(node))
+                freed.add(node)
                 ending?.end()
             }
+            freed.giveBack()
             return count
         }
 
@@ -261,25 +262,81 @@ enum QueueIdentity {
     }
 }
 
-/// One asynchronous delivery waiting in a `QueueIdentity.Mark`'s list; subclasses carry the
-/// typed payload, so queueing an event costs one allocation (this node) and no closure.
-class QueuedDelivery: @unchecked Sendable {
-    // @unchecked: `older` is written by the producer before the releasing compare-exchange
-    // that publishes the node, then only by the one drain that took the list (acquiring).
-    fileprivate var older: UInt = 0
+/// What a node queued through a `QueueIdentity.Mark` carries: an event's delivery, typed.
+protocol QueuedBody {
+    /// Runs the delivery the body at `body` describes, once, on the mark's queue; destroys the
+    /// body (its payload, and the wrappers that holds, are let go) and returns what ends the
+    /// delivery, which the drain runs after that.
+    static func runAndDestroy(_ body: UnsafeMutableRawPointer) -> DeliveryEnding?
+}
 
-    /// What the drain does once it has run this node and released it: the node's payload
-    /// (and the wrappers it holds) is gone before the delivery ends. A subclass keeps its
-    /// payload in a constant, dropped with the node: an optional emptied in `run()` made the
-    /// drain look up the optional's generic metadata for every event.
-    let ending: DeliveryEnding?
-
-    init(ending: DeliveryEnding? = nil) {
-        self.ending = ending
+/// One asynchronous delivery waiting in a `QueueIdentity.Mark`'s list: a header (the link to
+/// the node queued before it and the body's type) followed by the typed body, in memory from
+/// `CDeliveryNodes`' pool. Queueing an event costs one node, popped from the sending thread's
+/// own list of nodes the drains gave back, and no closure; a body too large for a node is
+/// allocated on its own.
+enum QueuedNode {
+    struct Header {
+        /// Written by the producer before the releasing compare-exchange that publishes the
+        /// node, then only by the one drain that took the list (acquiring).
+        var older: UInt
+        let body: any QueuedBody.Type
+        /// From the pool, or allocated on its own (a body larger than a node).
+        let pooled: Bool
     }
 
-    /// Delivers; called once, on the mark's queue.
-    func run() {}
+    /// Where the body starts: the header, rounded up to 16 bytes.
+    static var bodyOffset: Int { (MemoryLayout<Header>.size + 15) & ~15 }
+
+    /// A node holding `body`, with no older node.
+    @inline(__always)
+    static func make<Body: QueuedBody>(_ body: consuming Body) -> UnsafeMutableRawPointer {
+        let size = bodyOffset + MemoryLayout<Body>.size
+        let pooled = size <= Int(MEDIAEVENTS_NODE_SIZE) && MemoryLayout<Body>.alignment <= 16
+        let node =
+            pooled
+            ? mediaevents_node_allocate()!
+            : UnsafeMutableRawPointer.allocate(byteCount: size, alignment: max(16, MemoryLayout<Body>.alignment))
+        node.initializeMemory(as: Header.self, to: Header(older: 0, body: Body.self, pooled: pooled))
+        (node + bodyOffset).initializeMemory(as: Body.self, to: body)
+        return node
+    }
+
+    @inline(__always)
+    static func header(_ node: UInt) -> UnsafeMutablePointer<Header> {
+        UnsafeMutableRawPointer(bitPattern: node).unsafelyUnwrapped.assumingMemoryBound(to: Header.self)
+    }
+
+    @inline(__always)
+    static func body(_ node: UInt) -> UnsafeMutableRawPointer {
+        UnsafeMutableRawPointer(bitPattern: node).unsafelyUnwrapped + bodyOffset
+    }
+
+    /// The nodes a drain has run, given back to the pool as one chain, linked through their
+    /// first word (`older`, no longer read): one compare-exchange per chain of up to 64.
+    struct FreedChain {
+        private var first: UnsafeMutableRawPointer?
+        private var last: UnsafeMutableRawPointer?
+        private var count = 0
+
+        mutating func add(_ node: UInt) {
+            let header = QueuedNode.header(node)
+            guard header.pointee.pooled else {
+                return UnsafeMutableRawPointer(header).deallocate()
+            }
+            header.pointee.older = UInt(bitPattern: first)
+            first = UnsafeMutableRawPointer(header)
+            if last == nil { last = first }
+            count += 1
+            if count == 64 { giveBack() }
+        }
+
+        mutating func giveBack() {
+            guard count > 0 else { return }
+            mediaevents_nodes_free(first, last, count)
+            self = FreedChain()
+        }
+    }
 }
 
 /// The end of one queued delivery, run by the drain after the node was released.

@@ -206,7 +206,7 @@ final class EventStreamSink<Event: VLCEvent>: EventSink {
             // consumer runs are buffered, and it takes them without suspending (in one batch,
             // see `batchWord`). The waiter's box is the node: no allocation here.
             waiter.event = event
-            ServiceQueues.streamsMark.enqueue(Unmanaged.passRetained(waiter), on: ServiceQueues.streams)
+            ServiceQueues.streamsMark.enqueue(QueuedNode.make(WaiterNode(waiter: waiter)), on: ServiceQueues.streams)
         case .discard:
             break
         }
@@ -329,12 +329,12 @@ extension EventStreamStateMachine.ReceiveAction {
     }
 }
 
-/// A consumer waiting in `next()`, and the node that resumes it from the stream queue.
+/// A consumer waiting in `next()`.
 ///
-/// Queued through the stream queue's mark, so a burst's resumptions are run by one lingering
-/// drain: libvlc's thread pays one compare-exchange per resumption instead of an `async` that
-/// wakes the queue's thread.
-final class StreamWaiter<Event: VLCEvent>: QueuedDelivery, @unchecked Sendable {
+/// Resumed from the stream queue through its mark (`WaiterNode`), so a burst's resumptions
+/// are run by one lingering drain: libvlc's thread pays a node and one compare-exchange per
+/// resumption instead of an `async` that wakes the queue's thread.
+final class StreamWaiter<Event: VLCEvent>: @unchecked Sendable {
     // @unchecked: `event` is written once, by the thread that took the waiter from the
     // machine (under its lock, so by exactly one thread), before the releasing push that
     // publishes the node to the drain, which reads it after its acquiring exchange.
@@ -349,9 +349,20 @@ final class StreamWaiter<Event: VLCEvent>: QueuedDelivery, @unchecked Sendable {
     /// own `next()` (never libvlc's thread).
     func resumeNow(_ value: Event?) { continuation.resume(returning: value) }
 
-    override func run() {
+    /// Resumes the consumer with the event set before it was queued.
+    func run() {
         let value = event
         event = nil
         continuation.resume(returning: value)
+    }
+}
+
+/// The node that resumes a waiting consumer from the stream queue.
+private struct WaiterNode<Event: VLCEvent>: QueuedBody {
+    let waiter: StreamWaiter<Event>
+
+    static func runAndDestroy(_ node: UnsafeMutableRawPointer) -> DeliveryEnding? {
+        node.assumingMemoryBound(to: Self.self).move().waiter.run()
+        return nil
     }
 }

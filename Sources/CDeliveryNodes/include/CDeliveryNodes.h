@@ -1,0 +1,44 @@
+/* CDeliveryNodes: the memory of the nodes an asynchronous delivery queues, recycled.
+ *
+ * A node is allocated on the thread that sends an event (libvlc's) and freed by the drain on
+ * the delivery queue's thread. Through malloc, the sending thread never gets its own freed
+ * chunks back: each allocation takes glibc's slow path, which gathers the chunks the other
+ * core freed (a third of libvlc's thread's time in a burst). Here the drain hands its freed
+ * nodes back as a chain, one compare-exchange per batch, and the sending thread takes all of
+ * them with one exchange into a list of its own, from which an allocation is a pop.
+ *
+ * Nodes are MEDIAEVENTS_NODE_SIZE bytes, 16-byte aligned. A node's first word is the pool's
+ * link while it is free; the caller may use all of it while it is allocated. At most about
+ * MEDIAEVENTS_NODE_POOL_LIMIT free nodes are kept; beyond that the drain frees them. A thread's
+ * own list goes back to the pool when the thread exits. Built with AddressSanitizer, every node
+ * is malloc'ed and freed, so that a use after free is still caught.
+ */
+#ifndef CDELIVERYNODES_H
+#define CDELIVERYNODES_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { MEDIAEVENTS_NODE_SIZE = 192, MEDIAEVENTS_NODE_POOL_LIMIT = 1024 };
+
+/* A node of MEDIAEVENTS_NODE_SIZE bytes; never NULL (aborts when memory is exhausted). */
+void *mediaevents_node_allocate(void);
+
+/* Gives back `count` nodes: `first` links (through its first word) to the next, and so on, up
+ * to `last`, whose first word is ignored. */
+void mediaevents_nodes_free(void *first, void *last, size_t count);
+
+/* About how many free nodes the shared pool holds (for tests). */
+size_t mediaevents_nodes_pooled(void);
+
+/* Whether nodes are recycled: 0 when built with AddressSanitizer (for tests). */
+int mediaevents_nodes_are_pooled(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
