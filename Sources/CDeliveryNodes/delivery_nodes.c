@@ -47,40 +47,55 @@ int mediaevents_nodes_are_pooled(void) { return 0; }
 /* Chains given back by drains, newest first. Taken whole by an exchange, never popped one node
  * at a time, so the list has no ABA problem. */
 static _Atomic(node *) returned = NULL;
-/* About how many nodes `returned` holds: raised after a chain is pushed, zeroed after the list
- * is taken, so a race leaves it off by a chain either way; it only decides when to free. */
+/* About how many nodes `returned` holds: raised before a chain is pushed, zeroed after the list
+ * is taken, so a race can only leave it a chain short; it only decides when to free. */
 static atomic_size_t returned_count = 0;
 
 /* The calling thread's own free nodes, taken from `returned`. */
 static _Thread_local node *local = NULL;
 static _Thread_local int local_registered = 0;
+/* Set once the thread's exit destructor has run: a later destructor that sends an event gets a
+ * fresh node rather than taking the pool into a list nothing would give back. */
+static _Thread_local int local_exited = 0;
 
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
 static void push_chain(node *first, node *last, size_t count) {
+    /* Counted before it is pushed: a producer that takes the list meanwhile zeroes the count,
+     * which then counts this chain short, never a chain the list no longer holds (a count left
+     * at the limit over an empty list would free every node given back from then on). */
+    atomic_fetch_add_explicit(&returned_count, count, memory_order_relaxed);
     node *head = atomic_load_explicit(&returned, memory_order_relaxed);
     do {
         last->next = head;
     } while (!atomic_compare_exchange_weak_explicit(&returned, &head, first, memory_order_release,
                                                     memory_order_relaxed));
-    atomic_fetch_add_explicit(&returned_count, count, memory_order_relaxed);
 }
 
 /* A thread that took nodes gives back what it has left when it exits (libvlc's input threads
- * end with their playback). */
+ * end with their playback): as many as the pool has room for; the rest are freed. */
 static void thread_exits(void *unused) {
     (void)unused;
-    node *first = local;
+    local_exited = 1;
+    node *rest = local;
     local = NULL;
-    if (first == NULL) return;
-    node *last = first;
-    size_t count = 1;
-    while (last->next != NULL) {
-        last = last->next;
-        count++;
+    size_t pooled = atomic_load_explicit(&returned_count, memory_order_relaxed);
+    size_t room = pooled < MEDIAEVENTS_NODE_POOL_LIMIT ? MEDIAEVENTS_NODE_POOL_LIMIT - pooled : 0;
+    node *first = rest;
+    node *last = NULL;
+    size_t kept = 0;
+    while (rest != NULL && kept < room) {
+        last = rest;
+        rest = rest->next;
+        kept++;
     }
-    push_chain(first, last, count);
+    if (kept > 0) push_chain(first, last, kept);
+    while (rest != NULL) {
+        node *next = rest->next;
+        free(rest);
+        rest = next;
+    }
 }
 
 static void make_exit_key(void) { (void)pthread_key_create(&exit_key, thread_exits); }
@@ -88,6 +103,7 @@ static void make_exit_key(void) { (void)pthread_key_create(&exit_key, thread_exi
 void *mediaevents_node_allocate(void) {
     node *taken = local;
     if (taken == NULL) {
+        if (local_exited) return allocate_fresh();
         taken = atomic_exchange_explicit(&returned, NULL, memory_order_acquire);
         if (taken == NULL) return allocate_fresh();
         atomic_store_explicit(&returned_count, 0, memory_order_relaxed);

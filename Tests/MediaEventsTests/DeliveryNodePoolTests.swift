@@ -50,6 +50,56 @@ final class DeliveryNodePoolTests: XCTestCase {
         emptyPool()
     }
 
+    /// An event sent from a thread-exit destructor that runs after the pool's own (an object
+    /// kept in thread-local storage whose `deinit` sends one) gets a fresh node: were it to take
+    /// the pool into the exiting thread's list, nothing would give those nodes back.
+    func testAllocationAfterTheThreadsExitDestructor_doesNotTakeThePool() throws {
+        try requirePool()
+        emptyPool()
+        let nodes = onFreshThread { (0..<100).map { _ in UInt(bitPattern: mediaevents_node_allocate()) } }
+        giveBack(nodes)
+        let late = LateAllocation()
+        let used = onFreshThread { () -> UInt in
+            // Takes the chain (registering the pool's destructor), then a destructor of its own
+            // that re-arms once, so that its second round comes after the pool's.
+            let node = UInt(bitPattern: mediaevents_node_allocate())
+            late.arm()
+            return node
+        }
+        XCTAssertNotEqual(late.node, 0, "the late destructor did not run")
+        XCTAssertFalse(nodes.contains(late.node), "an allocation after the thread's exit took from the pool")
+        let missing = onFreshThread { allocate(untilSeeing: Set(nodes).subtracting([used])) }
+        XCTAssertEqual(missing, 0, "nodes were lost in an exited thread's list")
+        free(UnsafeMutableRawPointer(bitPattern: used))
+        free(UnsafeMutableRawPointer(bitPattern: late.node))
+    }
+
+    /// Threads that took a full pool each and exit give back only what the pool has room for.
+    func testThreadsThatExit_giveBackNoMoreThanThePoolsLimit() throws {
+        try requirePool()
+        emptyPool()
+        let limit = limit
+        let holders = 6
+        let release = DispatchSemaphore(value: 0)
+        var threads: [pthread_t] = []
+        for _ in 0..<holders {
+            let nodes = onFreshThread { (0..<limit).map { _ in UInt(bitPattern: mediaevents_node_allocate()) } }
+            giveBack(nodes)
+            let took = DispatchSemaphore(value: 0)
+            threads.append(
+                startThread {
+                    _ = mediaevents_node_allocate()  // takes the pool, uses one node
+                    took.signal()
+                    release.wait()
+                })
+            XCTAssertEqual(took.wait(timeout: .now() + 20), .success)
+        }
+        for _ in 0..<holders { release.signal() }
+        for thread in threads { pthread_join(thread, nil) }
+        XCTAssertLessThanOrEqual(mediaevents_nodes_pooled(), limit + 64, "exits filled the pool past its limit")
+        emptyPool()
+    }
+
     /// A payload larger than a node is allocated on its own: delivered whole, in order, and
     /// destroyed once delivered, as a pooled one is.
     func testAsyncDelivery_ofAPayloadLargerThanANode_arrivesWholeAndIsReleased() {
@@ -127,24 +177,48 @@ private func allocate(untilSeeing wanted: Set<UInt>) -> Int {
 /// thread-exit destructors have run).
 private func onFreshThread<T>(_ body: @escaping () -> T) -> T {
     var result: T?
-    runOnFreshThread { result = body() }
+    pthread_join(startThread { result = body() }, nil)
     return result!
 }
 
-private func runOnFreshThread(_ body: @escaping () -> Void) {
+/// Starts a thread running `body`; join it.
+private func startThread(_ body: @escaping () -> Void) -> pthread_t {
     final class Context {
         let body: () -> Void
         init(_ body: @escaping () -> Void) { self.body = body }
     }
-    let context = Context(body)
     var thread = pthread_t()
     let created = pthread_create(
         &thread, nil,
         { raw in
-            Unmanaged<Context>.fromOpaque(raw!).takeUnretainedValue().body()
+            Unmanaged<Context>.fromOpaque(raw!).takeRetainedValue().body()
             return nil
-        }, Unmanaged.passUnretained(context).toOpaque())
+        }, Unmanaged.passRetained(Context(body)).toOpaque())
     precondition(created == 0, "pthread_create failed: \(created)")
-    pthread_join(thread, nil)
-    withExtendedLifetime(context) {}
+    return thread
+}
+
+/// A thread-exit destructor that allocates a node in its second round, after the pool's own
+/// destructor has run in the first.
+private final class LateAllocation: @unchecked Sendable {
+    // @unchecked: written by the exiting thread, read after `pthread_join` returns.
+    private var key = pthread_key_t()
+    private(set) var node: UInt = 0
+    private var rounds = 0
+
+    func arm() {
+        let created = pthread_key_create(&key) { raw in
+            let late = Unmanaged<LateAllocation>.fromOpaque(raw!).takeUnretainedValue()
+            late.rounds += 1
+            if late.rounds == 1 {
+                pthread_setspecific(late.key, raw)
+            } else {
+                late.node = UInt(bitPattern: mediaevents_node_allocate())
+            }
+        }
+        precondition(created == 0, "pthread_key_create failed: \(created)")
+        pthread_setspecific(key, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    deinit { pthread_key_delete(key) }
 }

@@ -8,10 +8,12 @@
  * them with one exchange into a list of its own, from which an allocation is a pop.
  *
  * Nodes are MEDIAEVENTS_NODE_SIZE bytes, 16-byte aligned. A node's first word is the pool's
- * link while it is free; the caller may use all of it while it is allocated. At most about
- * MEDIAEVENTS_NODE_POOL_LIMIT free nodes are kept; beyond that the drain frees them. A thread's
- * own list goes back to the pool when the thread exits. Built with AddressSanitizer, every node
- * is malloc'ed and freed, so that a use after free is still caught.
+ * link while it is free; the caller may use all of it while it is allocated. The pool keeps
+ * about MEDIAEVENTS_NODE_POOL_LIMIT free nodes (a chain of 64 more at most); beyond that nodes
+ * given back are freed. A thread holds the nodes it took, no more than the pool held, until it
+ * uses them or exits; then they go back to the pool as far as it has room. Built with
+ * AddressSanitizer, every node is malloc'ed and freed, so that a use after free is still
+ * caught.
  */
 #ifndef CDELIVERYNODES_H
 #define CDELIVERYNODES_H
@@ -22,7 +24,7 @@
 extern "C" {
 #endif
 
-enum { MEDIAEVENTS_NODE_SIZE = 192, MEDIAEVENTS_NODE_POOL_LIMIT = 1024 };
+enum { MEDIAEVENTS_NODE_SIZE = 192, MEDIAEVENTS_NODE_POOL_LIMIT = 256 };
 
 /* A node of MEDIAEVENTS_NODE_SIZE bytes; never NULL (aborts when memory is exhausted). */
 void *mediaevents_node_allocate(void);

@@ -263,7 +263,8 @@ enum QueueIdentity {
 }
 
 /// What a node queued through a `QueueIdentity.Mark` carries: an event's delivery, typed.
-protocol QueuedBody {
+/// Sendable: the node is written on the sending thread and run on the queue's.
+protocol QueuedBody: Sendable {
     /// Runs the delivery the body at `body` describes, once, on the mark's queue; destroys the
     /// body (its payload, and the wrappers that holds, are let go) and returns what ends the
     /// delivery, which the drain runs after that.
@@ -340,7 +341,10 @@ enum QueuedNode {
 }
 
 /// The end of one queued delivery, run by the drain after the node was released.
-struct DeliveryEnding {
+struct DeliveryEnding: @unchecked Sendable {
+    // @unchecked: `owner` is an unowned(unsafe) reference to a handler, kept alive by the borrow
+    // the delivery holds until `end()` returns it; `end()` touches only its atomic lease word
+    // and its lock-protected state.
     /// Kept alive by the borrow the delivery holds until `end()` returns it.
     unowned(unsafe) let owner: any DeliveryOwner
     let armsLease: Bool
