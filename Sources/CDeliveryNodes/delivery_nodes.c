@@ -19,7 +19,7 @@ typedef struct node {
 
 static void *allocate_fresh(void) {
     void *memory = NULL;
-    if (posix_memalign(&memory, 16, MEDIAEVENTS_NODE_SIZE) != 0) abort();
+    if (posix_memalign(&memory, 64, MEDIAEVENTS_NODE_SIZE) != 0) abort();
     return memory;
 }
 

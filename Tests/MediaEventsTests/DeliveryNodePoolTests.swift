@@ -24,6 +24,16 @@ final class DeliveryNodePoolTests: XCTestCase {
         XCTAssertEqual(missing, 0, "nodes given back were not handed out again")
     }
 
+    /// Two nodes never share a cache line: the sending thread writes one while the drain runs
+    /// the one before it.
+    func testNodes_fillWholeCacheLines() throws {
+        try requirePool()
+        XCTAssertEqual(Int(MEDIAEVENTS_NODE_SIZE) % 64, 0)
+        let nodes = onFreshThread { (0..<200).map { _ in UInt(bitPattern: mediaevents_node_allocate()) } }
+        XCTAssertEqual(nodes.filter { $0 % 64 != 0 }.count, 0, "nodes not aligned on a cache line")
+        giveBack(nodes)
+    }
+
     func testNodesAThreadTookButDidNotUse_goBackWhenItExits() throws {
         try requirePool()
         emptyPool()

@@ -4,10 +4,13 @@
  * the delivery queue's thread. Through malloc, the sending thread never gets its own freed
  * chunks back: each allocation takes glibc's slow path, which gathers the chunks the other
  * core freed (a third of libvlc's thread's time in a burst). Here the drain hands its freed
- * nodes back as a chain, one compare-exchange per batch, and the sending thread takes all of
+ * nodes back in chains, one compare-exchange per 64 nodes, and the sending thread takes all of
  * them with one exchange into a list of its own, from which an allocation is a pop.
  *
- * Nodes are MEDIAEVENTS_NODE_SIZE bytes, 16-byte aligned. A node's first word is the pool's
+ * Nodes are MEDIAEVENTS_NODE_SIZE bytes, three cache lines, aligned on a line: two nodes never
+ * share one, or the sending thread writing a node would take the line from the drain's core while
+ * it runs the node beside it (with 16-byte alignment, libvlc's thread paid twice as much per
+ * event in some processes, depending on where the nodes fell). A node's first word is the pool's
  * link while it is free; the caller may use all of it while it is allocated. The pool keeps
  * about MEDIAEVENTS_NODE_POOL_LIMIT free nodes (a chain of 64 more at most); beyond that nodes
  * given back are freed. A thread holds the nodes it took, no more than the pool held, until it
