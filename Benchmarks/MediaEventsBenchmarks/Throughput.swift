@@ -61,6 +61,17 @@ private let userCallbackPayload: crb_callback_t = { event, userData in
 struct Sample {
     var produceNanoseconds: Double
     var totalNanoseconds: Double
+    /// CPU time the producing thread used in its loop, where measured ((c) and (d)): where the
+    /// scheduler keeps the queue's thread on the producer's core, the wall time includes the
+    /// drain's and this does not.
+    var produceCPUNanoseconds: Double? = nil
+}
+
+/// The calling thread's CPU time.
+private func threadCPUNanoseconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return Double(time.tv_sec) * 1e9 + Double(time.tv_nsec)
 }
 
 /// A variant's medians and the runs they come from (in the order the rounds ran).
@@ -179,12 +190,16 @@ final class ThroughputBench {
     private func burst(_ media: VLCMedia, _ counter: DeliveryCounter, _ n: Int) -> Sample {
         counter.reset(target: n)
         let start = crb_now_ns()
+        let startCPU = threadCPUNanoseconds()
         Self.setMetaLoop(media, n)
+        let producedCPU = threadCPUNanoseconds()
         let produced = crb_now_ns()
         counter.done.wait()
         let end = crb_now_ns()
         precondition(counter.value == n, "delivered \(counter.value) of \(n)")
-        return Sample(produceNanoseconds: Double(produced - start), totalNanoseconds: Double(end - start))
+        return Sample(
+            produceNanoseconds: Double(produced - start), totalNanoseconds: Double(end - start),
+            produceCPUNanoseconds: producedCPU - startCPU)
     }
 
     /// A burst delivered through a user's own C callback attached in place of the C counter.
@@ -216,14 +231,18 @@ final class ThroughputBench {
             done.signal()
         }
         let start = crb_now_ns()
+        let startCPU = threadCPUNanoseconds()
         Self.setMetaLoop(streamedMedia, n)
+        let producedCPU = threadCPUNanoseconds()
         let produced = crb_now_ns()
         done.wait()
         let end = crb_now_ns()
         _ = consumer
         let count = received.load(ordering: .relaxed)
         precondition(count == n, "delivered \(count) of \(n); \(stream.statistics)")
-        return Sample(produceNanoseconds: Double(produced - start), totalNanoseconds: Double(end - start))
+        return Sample(
+            produceNanoseconds: Double(produced - start), totalNanoseconds: Double(end - start),
+            produceCPUNanoseconds: producedCPU - startCPU)
     }
 
     /// Runs `run`, then, with `MEDIAEVENTS_DRAIN_STATISTICS` set, prints how the drains of the
@@ -237,11 +256,12 @@ final class ThroughputBench {
             let counts = statistics.take()
             let text = zip(DrainStatistics.names, counts).map { "\($0) \($1)" }.joined(separator: ", ")
             // The paced latency runs time nothing per event: their figures are the latencies.
+            let cpu = sample.produceCPUNanoseconds.map { String(format: " (%.0f of its CPU)", $0 / Double(n)) } ?? ""
             let timing =
                 sample.totalNanoseconds > 0
                 ? String(
-                    format: " %.0f ns/event on libvlc's thread, %.0f total;", sample.produceNanoseconds / Double(n),
-                    sample.totalNanoseconds / Double(n)) : ""
+                    format: " %.0f ns/event on libvlc's thread%@, %.0f total;", sample.produceNanoseconds / Double(n),
+                    cpu, sample.totalNanoseconds / Double(n)) : ""
             let line = "\(label) run:\(timing) \(text)\n"
             FileHandle.standardError.write(Data(line.utf8))
         }
