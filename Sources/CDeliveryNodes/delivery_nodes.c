@@ -1,7 +1,6 @@
 #include "CDeliveryNodes.h"
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 
 #if defined(__has_feature)
@@ -44,58 +43,61 @@ int mediaevents_nodes_are_pooled(void) { return 0; }
 
 #else
 
-/* Chains given back by drains, newest first. Taken whole by an exchange, never popped one node
- * at a time, so the list has no ABA problem. */
-static _Atomic(node *) returned = NULL;
-/* About how many nodes `returned` holds: raised before a chain is pushed, zeroed after the list
- * is taken, so a race can only leave it a chain short; it only decides when to free. */
-static atomic_size_t returned_count = 0;
+/* The pool: chains of free nodes given back by drains (each at most 64 nodes, linked through
+ * `next`; the first node of each says how many it holds and links to the next chain), behind a
+ * lock that each side takes once per chain, never per node. A thread takes one chain at a time,
+ * so it never holds more than one chain's nodes. */
+typedef struct chain_head {
+    node link;
+    size_t count;
+    struct chain_head *next_chain;
+} chain_head;
 
-/* The calling thread's own free nodes, taken from `returned`. */
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static chain_head *chains = NULL;
+static size_t pooled = 0;
+
+/* The calling thread's own free nodes: the rest of the chain it took last. */
 static _Thread_local node *local = NULL;
+static _Thread_local size_t local_count = 0;
 static _Thread_local int local_registered = 0;
 /* Set once the thread's exit destructor has run: a later destructor that sends an event gets a
- * fresh node rather than taking the pool into a list nothing would give back. */
+ * fresh node rather than a chain nothing would give back. */
 static _Thread_local int local_exited = 0;
 
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
-static void push_chain(node *first, node *last, size_t count) {
-    /* Counted before it is pushed: a producer that takes the list meanwhile zeroes the count,
-     * which then counts this chain short, never a chain the list no longer holds (a count left
-     * at the limit over an empty list would free every node given back from then on). */
-    atomic_fetch_add_explicit(&returned_count, count, memory_order_relaxed);
-    node *head = atomic_load_explicit(&returned, memory_order_relaxed);
-    do {
-        last->next = head;
-    } while (!atomic_compare_exchange_weak_explicit(&returned, &head, first, memory_order_release,
-                                                    memory_order_relaxed));
+/* Pools the chain if there is room for it, else frees it. */
+static void give_back(node *first, node *last, size_t count) {
+    int kept = 0;
+    pthread_mutex_lock(&pool_lock);
+    if (pooled + count <= MEDIAEVENTS_NODE_POOL_LIMIT) {
+        chain_head *head = (chain_head *)first;
+        last->next = NULL;
+        head->count = count;
+        head->next_chain = chains;
+        chains = head;
+        pooled += count;
+        kept = 1;
+    }
+    pthread_mutex_unlock(&pool_lock);
+    if (!kept) free_chain(first, last, count);
 }
 
 /* A thread that took nodes gives back what it has left when it exits (libvlc's input threads
- * end with their playback): as many as the pool has room for; the rest are freed. */
+ * end with their playback). */
 static void thread_exits(void *unused) {
     (void)unused;
     local_exited = 1;
-    node *rest = local;
+    node *first = local;
+    size_t count = local_count;
     local = NULL;
-    size_t pooled = atomic_load_explicit(&returned_count, memory_order_relaxed);
-    size_t room = pooled < MEDIAEVENTS_NODE_POOL_LIMIT ? MEDIAEVENTS_NODE_POOL_LIMIT - pooled : 0;
-    node *first = rest;
-    node *last = NULL;
-    size_t kept = 0;
-    while (rest != NULL && kept < room) {
-        last = rest;
-        rest = rest->next;
-        kept++;
-    }
-    if (kept > 0) push_chain(first, last, kept);
-    while (rest != NULL) {
-        node *next = rest->next;
-        free(rest);
-        rest = next;
-    }
+    local_count = 0;
+    if (first == NULL) return;
+    node *last = first;
+    while (last->next != NULL) last = last->next;
+    give_back(first, last, count);
 }
 
 static void make_exit_key(void) { (void)pthread_key_create(&exit_key, thread_exits); }
@@ -104,9 +106,16 @@ void *mediaevents_node_allocate(void) {
     node *taken = local;
     if (taken == NULL) {
         if (local_exited) return allocate_fresh();
-        taken = atomic_exchange_explicit(&returned, NULL, memory_order_acquire);
-        if (taken == NULL) return allocate_fresh();
-        atomic_store_explicit(&returned_count, 0, memory_order_relaxed);
+        pthread_mutex_lock(&pool_lock);
+        chain_head *head = chains;
+        if (head != NULL) {
+            chains = head->next_chain;
+            pooled -= head->count;
+        }
+        pthread_mutex_unlock(&pool_lock);
+        if (head == NULL) return allocate_fresh();
+        taken = &head->link;
+        local_count = head->count;
         if (!local_registered) {
             local_registered = 1;
             (void)pthread_once(&exit_key_once, make_exit_key);
@@ -115,21 +124,22 @@ void *mediaevents_node_allocate(void) {
         }
     }
     local = taken->next;
+    local_count--;
     /* The next allocation's node was last written on the drain's core: start loading it. */
     if (local != NULL) __builtin_prefetch(local, 1);
     return taken;
 }
 
 void mediaevents_nodes_free(void *first, void *last, size_t count) {
-    if (count == 0) return;
-    if (atomic_load_explicit(&returned_count, memory_order_relaxed) >= MEDIAEVENTS_NODE_POOL_LIMIT) {
-        free_chain(first, last, count);
-    } else {
-        push_chain(first, last, count);
-    }
+    if (count > 0) give_back(first, last, count);
 }
 
-size_t mediaevents_nodes_pooled(void) { return atomic_load_explicit(&returned_count, memory_order_relaxed); }
+size_t mediaevents_nodes_pooled(void) {
+    pthread_mutex_lock(&pool_lock);
+    size_t count = pooled;
+    pthread_mutex_unlock(&pool_lock);
+    return count;
+}
 
 int mediaevents_nodes_are_pooled(void) { return 1; }
 
