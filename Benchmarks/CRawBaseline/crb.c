@@ -3,6 +3,8 @@
 #include "CRawBaseline.h"
 
 #include <malloc.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,3 +210,53 @@ long crb_latency_dispatch(crb_bench_t *bench, long n, unsigned pause_us, const c
 void *crb_player_new(crb_bench_t *bench) { return libvlc_media_player_new(bench->instance); }
 
 void crb_player_release(void *player) { libvlc_media_player_release(player); }
+
+/* crb_line_round_trip_ns: the counter both threads hand on, alone on its cache line. */
+static _Atomic long crb_ball __attribute__((aligned(64)));
+
+typedef struct {
+    long rounds;
+    int pinned;
+} crb_bounce_t;
+
+static int crb_pin(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+}
+
+static void *crb_bounce_back(void *context) {
+    crb_bounce_t *bounce = context;
+    bounce->pinned = crb_pin(1);
+    for (long value = 1; value < 2 * bounce->rounds; value += 2) {
+        while (atomic_load_explicit(&crb_ball, memory_order_acquire) != value) {}
+        atomic_store_explicit(&crb_ball, value + 1, memory_order_release);
+    }
+    return NULL;
+}
+
+double crb_line_round_trip_ns(long rounds) {
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || rounds <= 0) return -1;
+    crb_bounce_t bounce = { rounds, 0 };
+    atomic_store(&crb_ball, 0);
+    double result = -1;
+    void *thread_result = NULL;
+    pthread_t thread;
+    cpu_set_t saved;
+    int restore = pthread_getaffinity_np(pthread_self(), sizeof saved, &saved) == 0;
+    if (!crb_pin(0)) return -1;
+    if (pthread_create(&thread, NULL, crb_bounce_back, &bounce) == 0) {
+        uint64_t start = crb_now_ns();
+        for (long value = 0; value < 2 * rounds; value += 2) {
+            while (atomic_load_explicit(&crb_ball, memory_order_acquire) != value) {}
+            atomic_store_explicit(&crb_ball, value + 1, memory_order_release);
+        }
+        while (atomic_load_explicit(&crb_ball, memory_order_acquire) != 2 * rounds) {}
+        uint64_t end = crb_now_ns();
+        pthread_join(thread, &thread_result);
+        if (bounce.pinned) result = (double)(end - start) / (double)rounds;
+    }
+    if (restore) pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
+    return result;
+}

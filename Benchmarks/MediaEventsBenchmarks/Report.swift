@@ -1,3 +1,4 @@
+import CRawBaseline
 import Foundation
 import Glibc
 import MediaEvents
@@ -216,7 +217,7 @@ struct Report {
     }
 
     func text() -> String {
-        var lines = ["MediaEventsBenchmarks — \(parameters)", ""]
+        var lines = ["MediaEventsBenchmarks — \(parameters)", Self.machineState, ""]
         lines += Self.aligned([Self.throughputHeader] + throughputRows)
         lines.append("")
         lines += Self.aligned(otherRows)
@@ -227,7 +228,7 @@ struct Report {
 
     func markdown() -> String {
         var lines = [
-            "Machine: \(Self.machine). Date: \(Self.today). libvlc \(VLCLibrary.version). Load average: \(Self.loadAverage) at start, \(Self.currentLoadAverage) at the end.",
+            "Machine: \(Self.machine). Date: \(Self.today). libvlc \(VLCLibrary.version). \(Self.machineState)",
             "Command: `swift run -c release MediaEventsBenchmarks \(CommandLine.arguments.dropFirst().joined(separator: " "))` "
                 + "(\(parameters)).",
             "",
@@ -251,6 +252,21 @@ struct Report {
 
     /// `/proc/loadavg`'s three averages when the benchmark started (read first in main).
     static let loadAverage = currentLoadAverage
+
+    /// A cache line's round trip between CPUs 0 and 1 when the benchmark started (measured
+    /// first in main).
+    static let lineRoundTrip = currentLineRoundTrip
+
+    static var currentLineRoundTrip: String {
+        let nanoseconds = crb_line_round_trip_ns(200_000)
+        return nanoseconds < 0 ? "not measured" : String(format: "%.0f ns", nanoseconds)
+    }
+
+    /// The machine's state at the start and now: load, and what the cores pay to pass a line.
+    private static var machineState: String {
+        "Load average: \(loadAverage) at start, \(currentLoadAverage) at the end. "
+            + "A cache line from CPU 0 to CPU 1 and back: \(lineRoundTrip) at start, \(currentLineRoundTrip) at the end."
+    }
 
     static var currentLoadAverage: String {
         let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""

@@ -5,6 +5,7 @@ import Foundation
 import MediaEvents
 
 _ = Report.loadAverage  // before anything runs
+_ = Report.lineRoundTrip
 let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
 if options.logCostOnly {
     do {

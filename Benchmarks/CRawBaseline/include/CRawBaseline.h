@@ -31,6 +31,11 @@ typedef struct crb_result {
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t crb_now_ns(void);
+/* Nanoseconds for one cache line to go from CPU 0 to CPU 1 and back (two threads pinned there
+ * hand a counter to each other `rounds` times); -1 with fewer than two CPUs. What passing a
+ * delivery between libvlc's thread and a queue's costs the cores, which a virtual machine may
+ * change from one minute to the next. */
+double crb_line_round_trip_ns(long rounds);
 /* Bytes of heap in use (mallinfo2: arena + mmap'd chunks in use). */
 size_t crb_heap_in_use(void);
 /* Resident set size in bytes (/proc/self/statm). */
