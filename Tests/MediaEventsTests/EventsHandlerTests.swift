@@ -103,6 +103,39 @@ final class EventsHandlerTests: XCTestCase {
         }
     }
 
+    /// The drain returns the borrows of a run of one handler's deliveries together, after the
+    /// run: a handler of the same batch that waits for teardowns must still wait for an object
+    /// whose deliveries ran just before it and whose last reference is gone.
+    func testWaitForPendingTeardowns_inAHandlerAfterAnotherObjectsDeliveries_waitsForThatObject() {
+        for round in 0..<30 {
+            let queue = DispatchQueue(label: "run-then-wait-\(round)")
+            let configuration = EventsQueueConfiguration(queue: queue, isAsync: true)
+            let freed = Counter()
+            let dropped = Box<Probe>(Probe(id: round) { _, _ in freed.increment() })
+            let waiter = Probe(id: -1)
+            let droppedHandler = EventsHandler(object: dropped.current!, configuration: configuration)
+            let waiterHandler = EventsHandler(object: waiter, configuration: configuration)
+            let outcome = Recorder<(waited: Bool, freedBeforeReturn: Bool)>()
+            let gate = DispatchSemaphore(value: 0)
+            // Held, so that all four deliveries are queued before the drain takes them as one batch.
+            queue.async { gate.wait() }
+            // The first takes the lease (and returns its borrow at once, as it arms the expiry);
+            // the next two borrow it and end as one run.
+            for _ in 0..<3 { droppedHandler.handleEvent { _ in } }
+            dropped.clear()
+            waiterHandler.handleEvent { _ in
+                let waited = VLCLibrary.waitForPendingTeardowns(timeout: 10)
+                outcome.record((waited, freed.count == 1))
+            }
+            gate.signal()
+            XCTAssertTrue(outcome.wait(forCount: 1, timeout: 20), "round \(round): the waiting handler never ran")
+            guard let result = outcome.values.first else { continue }
+            XCTAssertTrue(result.waited, "round \(round): the wait gave up")
+            XCTAssertTrue(result.freedBeforeReturn, "round \(round): the wait returned before the object was freed")
+            withExtendedLifetime(waiter) {}
+        }
+    }
+
     func testHandleEvent_whenSyncOntoTheCurrentQueue_runsInline() {
         let marked = MarkedQueue(label: "test.sync.same")
         let configurations: [(String, any EventsConfiguring)] = [

@@ -18,6 +18,15 @@ static inline void *mediaevents_delivery_frame_get(void) { return mediaevents_de
 
 static inline void mediaevents_delivery_frame_set(void *frame) { mediaevents_delivery_frame = frame; }
 
+/* The run of ended deliveries whose borrows the current thread's drain has not yet returned
+ * (DeliveryEnding.Run), set once per batch; a wait for teardowns made by a handler of that batch
+ * returns them first. */
+extern _Thread_local void *mediaevents_drain_run;
+
+static inline void *mediaevents_drain_run_get(void) { return mediaevents_drain_run; }
+
+static inline void mediaevents_drain_run_set(void *run) { mediaevents_drain_run = run; }
+
 #ifdef __cplusplus
 }
 #endif

@@ -199,12 +199,12 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         leaseWord.subtract(2, ordering: .releasing)
     }
 
-    /// The end of a queued delivery, after its handler ran and its payload was dropped: arms
-    /// the lease's expiry if that delivery took the lease, then returns its borrow. Last: once
-    /// the borrow is returned the handler may be freed.
-    func endQueuedDelivery(armingLease: Bool) {
+    /// The end of `count` queued deliveries, after their handlers ran and their payloads were
+    /// dropped: arms the lease's expiry if the (one) delivery that took the lease is among them,
+    /// then returns their borrows. Last: once the borrows are returned the handler may be freed.
+    func endQueuedDeliveries(_ count: Int, armingLease: Bool) {
         if armingLease { armLeaseExpiry() }
-        returnLease()
+        leaseWord.subtract(2 * count, ordering: .releasing)
     }
 
     /// The lease for one delivery, taken if none is held, and whether this delivery took it

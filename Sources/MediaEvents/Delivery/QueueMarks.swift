@@ -1,3 +1,4 @@
+import CDeliveryFrame
 import CDeliveryNodes
 import Dispatch
 import Glibc
@@ -173,14 +174,16 @@ enum QueueIdentity {
                 node = older
             }
             var freed = QueuedNode.FreedChain()
-            while oldest != 0 {
-                let node = oldest
-                let header = QueuedNode.header(node)
-                oldest = header.pointee.older
-                // The body (and the payload it holds) goes first, then the delivery ends.
-                let ending = header.pointee.body.runAndDestroy(QueuedNode.body(node))
-                freed.add(node)
-                ending?.end()
+            DeliveryEnding.Run.withCurrentThreadRun { endings in
+                while oldest != 0 {
+                    let node = oldest
+                    let header = QueuedNode.header(node)
+                    oldest = header.pointee.older
+                    // The body (and the payload it holds) goes first, then the delivery ends.
+                    let ending = header.pointee.body.runAndDestroy(QueuedNode.body(node))
+                    freed.add(node)
+                    if let ending { endings.pointee.add(ending) }
+                }
             }
             freed.giveBack()
             return count
@@ -358,10 +361,58 @@ struct DeliveryEnding: @unchecked Sendable {
     /// The owner's identity in delivery frames (its address).
     var ownerIdentity: UInt { UInt(bitPattern: ObjectIdentifier(owner)) }
 
-    func end() { owner.endQueuedDelivery(armingLease: armsLease) }
+    func end() { owner.endQueuedDeliveries(1, armingLease: armsLease) }
+
+    /// Consecutive endings of one owner, ended together: one update of the owner's lease word
+    /// for the run rather than one per delivery, so that the line libvlc's thread borrows on
+    /// stays on its core while a burst drains. An ending that arms the lease ends the run.
+    ///
+    /// A drain keeps its run where its thread's `endCurrentThreadRun()` finds it: a handler of
+    /// the batch that waits for teardowns returns the borrows of the deliveries that ran before
+    /// it first, so the wait sees what it saw when each delivery returned its own.
+    struct Run {
+        /// The run's first ending; its owner is the run's (no reference counted).
+        private var first: DeliveryEnding?
+        private var count = 0
+
+        @inline(__always)
+        mutating func add(_ ending: DeliveryEnding) {
+            if let first, first.owner !== ending.owner { end() }
+            if ending.armsLease {
+                end()
+                ending.end()
+                return
+            }
+            if first == nil { first = ending }
+            count += 1
+        }
+
+        mutating func end() {
+            if let first { first.owner.endQueuedDeliveries(count, armingLease: false) }
+            first = nil
+            count = 0
+        }
+
+        /// Runs `body` with a run this thread's `endCurrentThreadRun()` ends; ends it after.
+        static func withCurrentThreadRun(_ body: (UnsafeMutablePointer<Run>) -> Void) {
+            var run = Run()
+            withUnsafeMutablePointer(to: &run) { pointer in
+                let previous = mediaevents_drain_run_get()
+                mediaevents_drain_run_set(pointer)
+                body(pointer)
+                mediaevents_drain_run_set(previous)
+                pointer.pointee.end()
+            }
+        }
+
+        /// Returns the borrows of the run of the drain running on this thread, if any.
+        static func endCurrentThreadRun() {
+            mediaevents_drain_run_get()?.assumingMemoryBound(to: Run.self).pointee.end()
+        }
+    }
 }
 
 /// What a queued delivery borrowed from: its end returns the borrow.
 protocol DeliveryOwner: AnyObject {
-    func endQueuedDelivery(armingLease: Bool)
+    func endQueuedDeliveries(_ count: Int, armingLease: Bool)
 }

@@ -94,6 +94,8 @@ public final class VLCLibrary: Sendable {
     ///   it gave up.
     @discardableResult
     public static func waitForPendingTeardowns(timeout: Double = 5) -> Bool {
+        // Deliveries that ran before this handler in its batch return their borrows now.
+        DeliveryEnding.Run.endCurrentThreadRun()
         let excluded = DeliveryContext.deliveringHandlers
         // A handler may run on the preparser's thread, whose parse cannot end before it returns.
         let ignoringParses = DeliveryContext.isInDelivery
