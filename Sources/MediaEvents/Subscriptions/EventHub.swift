@@ -51,18 +51,40 @@ public final class EventHub<Event: VLCEvent>: Sendable {
         }
     }
 
+    /// A live sink as a snapshot holds it: retained once by the snapshot, so that publishing
+    /// reads it without a retain and a release per sink and event.
+    private enum HeldSlot {
+        case closure(Unmanaged<ClosureSink<Event>>)
+        case stream(Unmanaged<EventStreamSink<Event>>)
+
+        init(retaining slot: Slot) {
+            switch slot {
+            case .closure(let sink): self = .closure(.passRetained(sink))
+            case .stream(let sink): self = .stream(.passRetained(sink))
+            }
+        }
+
+        func release() {
+            switch self {
+            case .closure(let sink): sink.release()
+            case .stream(let sink): sink.release()
+            }
+        }
+    }
+
     /// The live sinks in subscription order, as publishing reads them without the lock.
     private final class Snapshot: @unchecked Sendable {
         // @unchecked: written once in `init`, then only read until `deinit`.
-        let slots: UnsafeMutableBufferPointer<Slot>
+        let slots: UnsafeMutableBufferPointer<HeldSlot>
 
         init(_ slots: [Slot?]) {
-            let live = slots.compactMap { $0 }
+            let live = slots.compactMap { $0.map(HeldSlot.init(retaining:)) }
             self.slots = .allocate(capacity: live.count)
             _ = self.slots.initialize(from: live)
         }
 
         deinit {
+            for slot in slots { slot.release() }
             slots.deinitialize()
             slots.deallocate()
         }
@@ -273,10 +295,13 @@ public final class EventHub<Event: VLCEvent>: Sendable {
         // Borrowed: a change retires it, and it is freed only once no publish runs.
         let snapshot = Unmanaged<Snapshot>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
         snapshot._withUnsafeGuaranteedRef { snapshot in
+            // The snapshot holds each sink until it is freed, after this publish.
             for slot in snapshot.slots {
                 switch slot {
-                case .closure(let sink): if sink.mask.contains(event.kind) { sink.receive(event) }
-                case .stream(let sink): if sink.mask.contains(event.kind) { sink.receive(event) }
+                case .closure(let sink):
+                    sink._withUnsafeGuaranteedRef { if $0.mask.contains(event.kind) { $0.receive(event) } }
+                case .stream(let sink):
+                    sink._withUnsafeGuaranteedRef { if $0.mask.contains(event.kind) { $0.receive(event) } }
                 }
             }
         }
