@@ -194,9 +194,10 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
         if tookLease { armLeaseExpiry() }
     }
 
+    /// Returns the borrows of `count` deliveries.
     @inline(__always)
-    fileprivate func returnLease() {
-        leaseWord.subtract(2, ordering: .releasing)
+    fileprivate func returnLease(_ count: Int = 1) {
+        leaseWord.subtract(2 * count, ordering: .releasing)
     }
 
     /// The end of `count` queued deliveries, after their handlers ran and their payloads were
@@ -204,7 +205,7 @@ public final class EventsHandler<Object: AnyObject & Sendable>: Sendable {
     /// then returns their borrows. Last: once the borrows are returned the handler may be freed.
     func endQueuedDeliveries(_ count: Int, armingLease: Bool) {
         if armingLease { armLeaseExpiry() }
-        leaseWord.subtract(2 * count, ordering: .releasing)
+        returnLease(count)
     }
 
     /// The lease for one delivery, taken if none is held, and whether this delivery took it

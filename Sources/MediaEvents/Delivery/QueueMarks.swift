@@ -83,7 +83,7 @@ enum QueueIdentity {
         /// (the queue this mark belongs to), after every node queued before it through this mark.
         func enqueue(_ node: UnsafeMutableRawPointer, on queue: DispatchQueue) {
             let bits = UInt(bitPattern: node)
-            let header = node.assumingMemoryBound(to: QueuedNode.Header.self)
+            let header = QueuedNode.header(bits)
             var old = head.load(ordering: .relaxed)
             while true {
                 header.pointee.older = old & ~Self.drainActive
@@ -317,7 +317,7 @@ enum QueuedNode {
     }
 
     /// The nodes a drain has run, given back to the pool as one chain, linked through their
-    /// first word (`older`, no longer read): one compare-exchange per chain of up to 64.
+    /// first word (`older`, no longer read): the pool's lock taken once per chain of up to 64.
     struct FreedChain {
         private var first: UnsafeMutableRawPointer?
         private var last: UnsafeMutableRawPointer?
